@@ -1,0 +1,79 @@
+/* Exports: which directories are served, to whom, and how.
+ *
+ * Syntax is /etc/exports(5): `/srv/data 127.0.0.1(rw,sync)
+ * 10.0.0.0/8(ro,root_squash) *(ro)`. A table is immutable once built and
+ * reference counted, so SIGHUP can swap in a new one while calls in flight
+ * finish on the old. */
+#ifndef SNFS_EXPORTS_H
+#define SNFS_EXPORTS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "backend/backend.h"
+#include "rpc/rpc.h"
+
+struct snfsd;
+
+enum {
+	EXP_RW = 1 << 0,
+	EXP_ROOT_SQUASH = 1 << 1,
+	EXP_ALL_SQUASH = 1 << 2,
+	EXP_SECURE = 1 << 3, /* only privileged source ports (< 1024) */
+	EXP_SYNC = 1 << 4,   /* write UNSTABLE as FILE_SYNC */
+};
+
+enum export_match_kind { MATCH_ANY, MATCH_ADDR, MATCH_CIDR, MATCH_NAME };
+
+struct export_rule {
+	enum export_match_kind kind;
+	struct sockaddr_storage addr; /* MATCH_ADDR, MATCH_CIDR */
+	int prefix;		      /* MATCH_CIDR */
+	char *pattern;		      /* MATCH_NAME: hostname, may hold * ? */
+	uint32_t flags;
+	uint32_t anonuid, anongid;
+};
+
+struct export {
+	char *path; /* absolute, as clients name it in MNT */
+	uint32_t fsid;
+	const struct bk_ops *ops;
+	struct bk_export *bk;
+	struct export_rule *rules;
+	size_t nrules;
+};
+
+struct export_table {
+	atomic_int refs;
+	struct export *v;
+	size_t n;
+};
+
+/* Build a table from an exports file and/or -e specs ("DIR[:OPTIONS]",
+ * where OPTIONS is "rw,insecure" or "HOST(OPTS) HOST(OPTS)"). Opens every
+ * export's backend. On error returns -errno and writes "file:line: reason"
+ * into err. */
+int exports_load(const char *file, const char *const *specs, int nspecs,
+		 struct export_table **out, char *err, size_t errsz);
+void exports_free(struct export_table *t);
+
+/* Take and drop a reference to the server's current table. */
+struct export_table *exports_acquire(struct snfsd *s);
+void exports_release(struct export_table *t);
+/* Swap in a new table (SIGHUP); the old one is freed when unused. */
+void exports_replace(struct snfsd *s, struct export_table *t);
+
+struct export *exports_by_fsid(const struct export_table *t, uint32_t fsid);
+struct export *exports_by_path(const struct export_table *t, const char *path);
+
+/* The rule that admits peer, or NULL. */
+const struct export_rule *export_match(const struct export *ex,
+				       const struct sockaddr *peer);
+/* Map RPC credentials through the rule's squash options. */
+void export_squash(const struct export_rule *r, const struct rpc_cred *in,
+		   struct bk_cred *out);
+
+#endif

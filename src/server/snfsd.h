@@ -1,0 +1,61 @@
+/* The one server context: configuration, exports, keys and verifiers.
+ * No other mutable global state exists in snfsd. */
+#ifndef SNFS_SNFSD_H
+#define SNFS_SNFSD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpc/rpc.h"
+
+struct export_table;
+
+#define SNFSD_MAX_CLI_EXPORTS 64
+
+struct snfsd_config {
+	const char *cli_exports[SNFSD_MAX_CLI_EXPORTS]; /* -e DIR[:OPTIONS] */
+	int ncli_exports;
+	const char *exports_file; /* -f */
+	const char *listen_addr;  /* -l, default 127.0.0.1 */
+	uint16_t port;		  /* -p, default 2049 */
+	int threads;		  /* -t, default 8 */
+	int verbose;		  /* -v count */
+	const char *state_dir;	  /* -s, keys and client records */
+	bool no_portmap;	  /* do not answer or register on port 111 */
+};
+
+struct mount_entry {
+	struct mount_entry *next;
+	char host[64];
+	char path[1024];
+};
+
+struct snfsd {
+	struct snfsd_config cfg;
+
+	pthread_mutex_t exports_lock; /* guards the exports pointer only */
+	struct export_table *exports; /* swapped whole on SIGHUP */
+
+	uint8_t fh_key[16];	/* signs file handles; kept in state_dir */
+	uint8_t write_verf[8];	/* new at every start (WRITE/COMMIT) */
+	uint64_t boot_time_ns;
+
+	pthread_mutex_t mounts_lock; /* MOUNT DUMP list */
+	struct mount_entry *mounts;
+
+	struct rpc_service *svc;
+	struct rpc_server *rpc;
+};
+
+/* Per-version tables of the protocols snfsd serves. The NFS program
+ * (100003) is assembled from nfs3_version (and later nfs4_version). */
+extern const struct rpc_version nfs3_version;
+extern const struct rpc_version mount3_version;
+extern const struct rpc_program pmap_program; /* PMAP v2, RPCBIND v3/v4 */
+
+#define NFS_PROGRAM 100003
+#define MOUNT_PROGRAM 100005
+#define PMAP_PROGRAM 100000
+
+#endif

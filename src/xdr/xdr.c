@@ -1,0 +1,258 @@
+/* Bounded XDR cursors: see xdr.h for the contract. */
+#include "xdr/xdr.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XDR_ALIGN 4096
+
+void xdr_in_init(struct xdr_in *x, const void *buf, size_t len)
+{
+	x->buf = buf;
+	x->len = len;
+	x->pos = 0;
+	x->err = false;
+}
+
+size_t xdr_in_remaining(const struct xdr_in *x) { return x->len - x->pos; }
+
+/* Fail sticky: once an error is seen every later call fails too. */
+static bool in_fail(struct xdr_in *x)
+{
+	x->err = true;
+	return false;
+}
+
+static bool in_take(struct xdr_in *x, size_t n, const uint8_t **p)
+{
+	if (x->err || n > x->len - x->pos)
+		return in_fail(x);
+	*p = x->buf + x->pos;
+	x->pos += n;
+	return true;
+}
+
+bool xdr_get_u32(struct xdr_in *x, uint32_t *v)
+{
+	const uint8_t *p;
+	if (!in_take(x, 4, &p))
+		return false;
+	*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+	     p[3];
+	return true;
+}
+
+bool xdr_get_i32(struct xdr_in *x, int32_t *v)
+{
+	uint32_t u;
+	if (!xdr_get_u32(x, &u))
+		return false;
+	*v = (int32_t)u;
+	return true;
+}
+
+bool xdr_get_u64(struct xdr_in *x, uint64_t *v)
+{
+	uint32_t hi, lo;
+	if (!xdr_get_u32(x, &hi) || !xdr_get_u32(x, &lo))
+		return false;
+	*v = (uint64_t)hi << 32 | lo;
+	return true;
+}
+
+bool xdr_get_bool(struct xdr_in *x, bool *v)
+{
+	uint32_t u;
+	if (!xdr_get_u32(x, &u))
+		return false;
+	if (u > 1)
+		return in_fail(x);
+	*v = u == 1;
+	return true;
+}
+
+bool xdr_skip(struct xdr_in *x, size_t n)
+{
+	const uint8_t *p;
+	size_t pad = xdr_pad(n);
+	if (n > SIZE_MAX - pad)
+		return in_fail(x);
+	return in_take(x, n + pad, &p);
+}
+
+bool xdr_get_fixed(struct xdr_in *x, void *dst, size_t n)
+{
+	const uint8_t *p = x->buf + x->pos;
+	if (!xdr_skip(x, n))
+		return false;
+	if (n)
+		memcpy(dst, p, n);
+	return true;
+}
+
+bool xdr_get_opaque_ref(struct xdr_in *x, const uint8_t **p, uint32_t *len,
+			uint32_t max)
+{
+	uint32_t n;
+	if (!xdr_get_u32(x, &n))
+		return false;
+	if (n > max)
+		return in_fail(x);
+	*p = x->buf + x->pos;
+	if (!xdr_skip(x, n))
+		return false;
+	*len = n;
+	return true;
+}
+
+bool xdr_get_opaque(struct xdr_in *x, void *dst, uint32_t *len, uint32_t max)
+{
+	const uint8_t *p;
+	if (!xdr_get_opaque_ref(x, &p, len, max))
+		return false;
+	if (*len)
+		memcpy(dst, p, *len);
+	return true;
+}
+
+bool xdr_get_string(struct xdr_in *x, char *dst, size_t dstsz, uint32_t max)
+{
+	const uint8_t *p;
+	uint32_t n;
+	if (dstsz == 0 || max > dstsz - 1)
+		return in_fail(x);
+	if (!xdr_get_opaque_ref(x, &p, &n, max))
+		return false;
+	if (n && memchr(p, 0, n))
+		return in_fail(x);
+	memcpy(dst, p, n);
+	dst[n] = 0;
+	return true;
+}
+
+int xdr_out_init(struct xdr_out *x, size_t initial, size_t limit)
+{
+	void *p;
+	memset(x, 0, sizeof(*x));
+	if (initial < 256)
+		initial = 256;
+	if (initial > limit)
+		limit = initial;
+	if (posix_memalign(&p, XDR_ALIGN, initial))
+		return -ENOMEM;
+	x->buf = p;
+	x->cap = initial;
+	x->limit = limit;
+	return 0;
+}
+
+void xdr_out_free(struct xdr_out *x)
+{
+	free(x->buf);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Grow by copying into a new aligned block: realloc would lose alignment,
+ * and aligned buffers make the kernel's copies several times faster. */
+bool xdr_out_ensure(struct xdr_out *x, size_t n)
+{
+	size_t need, cap;
+	void *p;
+	if (x->err)
+		return false;
+	if (n > x->limit || x->len > x->limit - n) {
+		x->err = true;
+		return false;
+	}
+	need = x->len + n;
+	if (need <= x->cap)
+		return true;
+	cap = x->cap ? x->cap : 256;
+	while (cap < need)
+		cap = cap > x->limit / 2 ? x->limit : cap * 2;
+	if (posix_memalign(&p, XDR_ALIGN, cap)) {
+		x->err = true;
+		return false;
+	}
+	if (x->len)
+		memcpy(p, x->buf, x->len);
+	free(x->buf);
+	x->buf = p;
+	x->cap = cap;
+	return true;
+}
+
+void xdr_out_truncate(struct xdr_out *x, size_t len)
+{
+	if (len < x->len)
+		x->len = len;
+}
+
+uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n)
+{
+	size_t pad = xdr_pad(n);
+	uint8_t *p;
+	if (n > SIZE_MAX - pad || !xdr_out_ensure(x, n + pad))
+		return NULL;
+	p = x->buf + x->len;
+	memset(p + n, 0, pad);
+	x->len += n + pad;
+	return p;
+}
+
+bool xdr_put_u32(struct xdr_out *x, uint32_t v)
+{
+	uint8_t *p = xdr_put_reserve(x, 4);
+	if (!p)
+		return false;
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+	return true;
+}
+
+bool xdr_put_i32(struct xdr_out *x, int32_t v) { return xdr_put_u32(x, (uint32_t)v); }
+
+bool xdr_put_u64(struct xdr_out *x, uint64_t v)
+{
+	return xdr_put_u32(x, v >> 32) && xdr_put_u32(x, (uint32_t)v);
+}
+
+bool xdr_put_bool(struct xdr_out *x, bool v) { return xdr_put_u32(x, v ? 1 : 0); }
+
+bool xdr_put_fixed(struct xdr_out *x, const void *src, size_t n)
+{
+	uint8_t *p = xdr_put_reserve(x, n);
+	if (!p)
+		return false;
+	if (n)
+		memcpy(p, src, n);
+	return true;
+}
+
+bool xdr_put_opaque(struct xdr_out *x, const void *src, uint32_t n)
+{
+	return xdr_put_u32(x, n) && xdr_put_fixed(x, src, n);
+}
+
+bool xdr_put_string(struct xdr_out *x, const char *s)
+{
+	size_t n = strlen(s);
+	if (n > UINT32_MAX) {
+		x->err = true;
+		return false;
+	}
+	return xdr_put_opaque(x, s, (uint32_t)n);
+}
+
+void xdr_patch_u32(struct xdr_out *x, size_t off, uint32_t v)
+{
+	if (off > x->len || x->len - off < 4)
+		return;
+	x->buf[off] = v >> 24;
+	x->buf[off + 1] = v >> 16;
+	x->buf[off + 2] = v >> 8;
+	x->buf[off + 3] = v;
+}

@@ -1,0 +1,77 @@
+/* Bounded XDR (RFC 4506) cursors.
+ *
+ * Decoding reads from a caller-owned buffer and never reads past its end:
+ * every getter returns false and sets a sticky error flag when the input is
+ * short or a length exceeds its bound, so a decoder may chain calls and test
+ * x->err once at the end. Encoding appends to a growable, page-aligned
+ * buffer with a hard size limit; past the limit it fails the same way.
+ */
+#ifndef SNFS_XDR_H
+#define SNFS_XDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct xdr_in {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;
+	bool err;
+};
+
+void xdr_in_init(struct xdr_in *x, const void *buf, size_t len);
+size_t xdr_in_remaining(const struct xdr_in *x);
+
+bool xdr_get_u32(struct xdr_in *x, uint32_t *v);
+bool xdr_get_i32(struct xdr_in *x, int32_t *v);
+bool xdr_get_u64(struct xdr_in *x, uint64_t *v);
+/* XDR bool: only 0 and 1 are valid; anything else is a decode error. */
+bool xdr_get_bool(struct xdr_in *x, bool *v);
+/* Fixed-length opaque of n bytes plus padding, copied into dst. */
+bool xdr_get_fixed(struct xdr_in *x, void *dst, size_t n);
+/* Variable-length opaque<max>: *p points into the input buffer (no copy). */
+bool xdr_get_opaque_ref(struct xdr_in *x, const uint8_t **p, uint32_t *len,
+			uint32_t max);
+/* Variable-length opaque<max> copied into dst (dst must hold max bytes). */
+bool xdr_get_opaque(struct xdr_in *x, void *dst, uint32_t *len, uint32_t max);
+/* string<max> copied into dst and NUL-terminated; dstsz must exceed max.
+ * A string holding a NUL byte is rejected (it would truncate silently). */
+bool xdr_get_string(struct xdr_in *x, char *dst, size_t dstsz, uint32_t max);
+/* Skip n bytes plus padding. */
+bool xdr_skip(struct xdr_in *x, size_t n);
+
+struct xdr_out {
+	uint8_t *buf;
+	size_t len;
+	size_t cap;
+	size_t limit; /* the buffer never grows past this */
+	bool err;
+};
+
+/* Returns 0 or -ENOMEM. The buffer starts page-aligned. */
+int xdr_out_init(struct xdr_out *x, size_t initial, size_t limit);
+void xdr_out_free(struct xdr_out *x);
+/* Make room for n more bytes now, so a later reserve cannot move the buffer. */
+bool xdr_out_ensure(struct xdr_out *x, size_t n);
+void xdr_out_truncate(struct xdr_out *x, size_t len);
+
+bool xdr_put_u32(struct xdr_out *x, uint32_t v);
+bool xdr_put_i32(struct xdr_out *x, int32_t v);
+bool xdr_put_u64(struct xdr_out *x, uint64_t v);
+bool xdr_put_bool(struct xdr_out *x, bool v);
+/* Fixed-length opaque: n bytes plus zero padding. */
+bool xdr_put_fixed(struct xdr_out *x, const void *src, size_t n);
+/* Variable-length opaque: length, bytes, zero padding. */
+bool xdr_put_opaque(struct xdr_out *x, const void *src, uint32_t n);
+bool xdr_put_string(struct xdr_out *x, const char *s);
+/* Reserve n bytes (plus zeroed padding) and return where to write them, or
+ * NULL. The pointer is valid until the next call that may grow the buffer. */
+uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n);
+/* Overwrite a u32 already encoded at byte offset off (for counts and
+ * lengths only known after the items that follow them). */
+void xdr_patch_u32(struct xdr_out *x, size_t off, uint32_t v);
+
+static inline size_t xdr_pad(size_t n) { return (4 - (n & 3)) & 3; }
+
+#endif
