@@ -21,7 +21,7 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' 2>/dev/null | sort)
 TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
-.PHONY: all asan run check install clean format deps deps-test
+.PHONY: all asan run check install clean format deps deps-test bench
 all: $(B)/snfsd $(TEST_BINS)
 asan: $(A)/snfsd $(TEST_BINS_ASAN)
 
@@ -73,3 +73,6 @@ clean:
 	rm -rf build
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+bench: deps $(B)/snfsd
+	bench/part1.sh

@@ -230,6 +230,20 @@ struct bk_ops {
 			const struct bk_handle *h, uint64_t off, uint64_t len);
 	int (*punch)(struct bk_export *ex, const struct bk_cred *cr,
 		     const struct bk_handle *h, uint64_t off, uint64_t len);
+
+	/* NFSv4.2 COPY and CLONE; NULL where unsupported. copy moves up to
+	 * count bytes inside the file system (copy_file_range, so reflink
+	 * file systems share blocks) and returns the bytes copied (0 at the
+	 * source's end) or -errno. clone shares the blocks of a range or
+	 * fails (-EOPNOTSUPP where the file system cannot). */
+	ssize_t (*copy)(struct bk_export *ex, const struct bk_cred *cr,
+			const struct bk_handle *src, uint64_t src_off,
+			const struct bk_handle *dst, uint64_t dst_off,
+			uint64_t count);
+	int (*clone)(struct bk_export *ex, const struct bk_cred *cr,
+		     const struct bk_handle *src, uint64_t src_off,
+		     const struct bk_handle *dst, uint64_t dst_off,
+		     uint64_t count);
 };
 
 extern const struct bk_ops bk_posix_ops;

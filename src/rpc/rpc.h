@@ -78,6 +78,7 @@ struct rpc_call {
 	enum rpc_transport transport;
 	struct rpc_conn *conn; /* NULL for UDP */
 	void *ctx;	       /* the service's context (struct snfsd *) */
+	struct rpc_service *svc; /* the service dispatching this call */
 };
 
 /* A handler decodes call->args and encodes its results into res. It returns
@@ -118,7 +119,10 @@ const struct rpc_program *rpc_service_find(const struct rpc_service *svc,
 /* Decode one complete RPC record, dispatch it and encode the whole reply
  * (without a record mark) into reply. Returns 0 when reply must be sent,
  * RPC_REPLY_DROP when nothing is sent (not a call, undecodable header). Used
- * by the transports and directly by unit tests and fuzzers. */
+ * by the transports and directly by unit tests and fuzzers.
+ * The reply is appended after whatever reply already holds (so TCP can put
+ * the 4-byte record mark in front and send both with one write); bytes
+ * before the initial reply->len are never touched. */
 int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec,
 		       size_t len, const struct sockaddr *peer,
 		       socklen_t peer_len, enum rpc_transport t,
@@ -151,6 +155,9 @@ void rpc_record_free(struct rpc_record_reader *r);
 long rpc_record_feed(struct rpc_record_reader *r, const uint8_t *p, size_t n,
 		     bool *done);
 void rpc_record_next(struct rpc_record_reader *r);
+/* Take ownership of the complete record (free() it when done) and get ready
+ * for the next one, without copying. Returns NULL for an empty record. */
+uint8_t *rpc_record_take(struct rpc_record_reader *r, size_t *len);
 
 /* ---- server runtime ---- */
 

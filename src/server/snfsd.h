@@ -10,6 +10,7 @@
 #include "rpc/rpc.h"
 
 struct export_table;
+struct nfs4_server;
 
 #define SNFSD_MAX_CLI_EXPORTS 64
 
@@ -46,11 +47,16 @@ struct snfsd {
 
 	struct rpc_service *svc;
 	struct rpc_server *rpc;
+
+	/* NFSv4 state (clients, sessions, opens, locks): made on the first
+	 * COMPOUND by nfs4_server_get(), freed by nfs4_server_free(). */
+	struct nfs4_server *nfs4;
 };
 
 /* Per-version tables of the protocols snfsd serves. The NFS program
  * (100003) is assembled from nfs3_version (and later nfs4_version). */
 extern const struct rpc_version nfs3_version;
+extern const struct rpc_version nfs4_version; /* src/server/nfs4 */
 extern const struct rpc_version mount3_version;
 extern const struct rpc_program pmap_program; /* PMAP v2, RPCBIND v3/v4 */
 

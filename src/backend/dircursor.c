@@ -1,0 +1,327 @@
+/* Directory listing through kept-open directory streams ("cursors").
+ *
+ * Cookies are the file system's own getdents64 d_off values: the cookie of
+ * an entry is where the listing continues after it, 0 is the start. A
+ * cursor is an open directory fd with its getdents buffer and the cookie
+ * of its first unconsumed entry. When a READDIR resumes at a cookie where
+ * a cursor stopped, it continues from that cursor without seeking or
+ * re-reading, so resuming in the middle of a huge directory costs the same
+ * as continuing. Otherwise the directory is opened by handle and sought to
+ * the cookie. Entries the callback refused stay in the buffer.
+ *
+ * The cache is bounded (LRU) and idle cursors are closed after a while. A
+ * cursor in use is out of the cache, so each is used by one thread.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/posix_int.h"
+
+#define CURSOR_SLOTS 64
+#define CURSOR_IDLE_SEC 60
+#define CURSOR_BUF (128 * 1024)
+
+/* The kernel's record, as getdents64(2) describes it. */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+struct dir_cursor {
+	struct bk_handle h;
+	int fd;
+	uint64_t next;	/* cookie of the first unconsumed entry */
+	size_t len, pos; /* bytes in buf, offset of that entry */
+	bool end;	/* getdents64 returned 0 */
+	bool broken;	/* getdents64 failed */
+	time_t used;	/* CLOCK_MONOTONIC seconds */
+	char buf[CURSOR_BUF];
+};
+
+struct dir_cursor_cache {
+	pthread_mutex_t lock;
+	struct dir_cursor *c[CURSOR_SLOTS];
+};
+
+static time_t now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static void cursor_close(struct dir_cursor *c)
+{
+	if (c == NULL)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+int dir_cursor_cache_new(struct dir_cursor_cache **out)
+{
+	struct dir_cursor_cache *dc = calloc(1, sizeof(*dc));
+
+	if (dc == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&dc->lock, NULL);
+	*out = dc;
+	return 0;
+}
+
+void dir_cursor_cache_free(struct dir_cursor_cache *dc)
+{
+	if (dc == NULL)
+		return;
+	for (int i = 0; i < CURSOR_SLOTS; i++)
+		cursor_close(dc->c[i]);
+	pthread_mutex_destroy(&dc->lock);
+	free(dc);
+}
+
+static bool cursor_is(const struct dir_cursor *c, const struct bk_handle *h)
+{
+	return c->h.len == h->len && memcmp(c->h.data, h->data, h->len) == 0;
+}
+
+/* Take out the cursor stopped at cookie in dir, closing idle ones on the
+ * way (moved to *idle, closed by the caller outside the lock). */
+static struct dir_cursor *cursor_take(struct dir_cursor_cache *dc,
+				      const struct bk_handle *h,
+				      uint64_t cookie,
+				      struct dir_cursor **idle, int *nidle)
+{
+	struct dir_cursor *found = NULL;
+	time_t now = now_sec();
+
+	*nidle = 0;
+	pthread_mutex_lock(&dc->lock);
+	for (int i = 0; i < CURSOR_SLOTS; i++) {
+		struct dir_cursor *c = dc->c[i];
+
+		if (c == NULL)
+			continue;
+		if (found == NULL && c->next == cookie && cursor_is(c, h)) {
+			found = c;
+			dc->c[i] = NULL;
+		} else if (now - c->used > CURSOR_IDLE_SEC) {
+			idle[(*nidle)++] = c;
+			dc->c[i] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&dc->lock);
+	return found;
+}
+
+/* Keep c for a later resume; the least recently used one makes room. */
+static void cursor_keep(struct dir_cursor_cache *dc, struct dir_cursor *c)
+{
+	struct dir_cursor *old = NULL;
+	int slot = -1;
+
+	c->used = now_sec();
+	pthread_mutex_lock(&dc->lock);
+	for (int i = 0; i < CURSOR_SLOTS; i++) {
+		if (dc->c[i] == NULL) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 || dc->c[i]->used < dc->c[slot]->used)
+			slot = i;
+	}
+	old = dc->c[slot];
+	dc->c[slot] = c;
+	pthread_mutex_unlock(&dc->lock);
+	cursor_close(old);
+}
+
+void dir_cursor_forget(struct dir_cursor_cache *dc, const struct bk_handle *h)
+{
+	struct dir_cursor *gone[CURSOR_SLOTS];
+	int n = 0;
+
+	pthread_mutex_lock(&dc->lock);
+	for (int i = 0; i < CURSOR_SLOTS; i++) {
+		if (dc->c[i] != NULL && cursor_is(dc->c[i], h)) {
+			gone[n++] = dc->c[i];
+			dc->c[i] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&dc->lock);
+	for (int i = 0; i < n; i++)
+		cursor_close(gone[i]);
+}
+
+/* A new cursor on dir at cookie. A cookie the directory cannot seek to
+ * is -EINVAL (NFS3ERR_BAD_COOKIE). */
+static int cursor_open(struct bk_export *ex, const struct bk_handle *h,
+		       uint64_t cookie, struct dir_cursor **out)
+{
+	struct dir_cursor *c;
+	struct stat st;
+	int fd;
+
+	if (cookie > INT64_MAX)
+		return -EINVAL;
+	fd = posix_open(ex, h, O_RDONLY | O_DIRECTORY, &st);
+	if (fd < 0)
+		return fd;
+	if (cookie != 0 && lseek(fd, (off_t)cookie, SEEK_SET) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	c = malloc(sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->h = *h;
+	c->fd = fd;
+	c->next = cookie;
+	c->len = c->pos = 0;
+	c->end = false;
+	c->broken = false;
+	*out = c;
+	return 0;
+}
+
+static enum bk_ftype ftype_of_dtype(unsigned char t)
+{
+	switch (t) {
+	case DT_REG:
+		return BK_REG;
+	case DT_DIR:
+		return BK_DIR;
+	case DT_BLK:
+		return BK_BLK;
+	case DT_CHR:
+		return BK_CHR;
+	case DT_LNK:
+		return BK_LNK;
+	case DT_SOCK:
+		return BK_SOCK;
+	case DT_FIFO:
+		return BK_FIFO;
+	default:
+		return 0;
+	}
+}
+
+/* Refill an exhausted buffer. Returns 0, or -errno; sets c->end at the
+ * end of the directory. */
+static int cursor_fill(struct dir_cursor *c)
+{
+	long n;
+
+	do
+		n = syscall(SYS_getdents64, c->fd, c->buf, sizeof(c->buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		c->broken = true;
+		return -errno;
+	}
+	c->len = (size_t)n;
+	c->pos = 0;
+	c->end = n == 0;
+	return 0;
+}
+
+/* Hand entries to fn until it stops, fails or the directory ends. */
+static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
+		       bool *eof)
+{
+	const size_t hdr = offsetof(struct linux_dirent64, d_name);
+
+	*eof = false;
+	for (;;) {
+		struct linux_dirent64 *d;
+		struct bk_dirent e;
+		int rc;
+
+		if (c->pos >= c->len) {
+			if (!c->end)
+				rc = cursor_fill(c);
+			else
+				rc = 0;
+			if (rc != 0)
+				return rc;
+			if (c->end) {
+				*eof = true;
+				return 0;
+			}
+		}
+		d = (struct linux_dirent64 *)(c->buf + c->pos);
+		if (c->len - c->pos < hdr + 1 || d->d_reclen <= hdr ||
+		    d->d_reclen > c->len - c->pos) {
+			c->broken = true; /* never from a sane kernel */
+			return -EIO;
+		}
+		e.fileid = d->d_ino;
+		e.cookie = (uint64_t)d->d_off;
+		e.name = d->d_name;
+		e.namelen = (uint32_t)strnlen(d->d_name, d->d_reclen - hdr);
+		e.type = ftype_of_dtype(d->d_type);
+		rc = fn(arg, &e);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		c->pos += d->d_reclen;
+		c->next = e.cookie;
+	}
+}
+
+/* RFC 1813 section 3.3.16: listing needs read permission on the directory
+ * (as for a local reader and Linux nfsd), checked under the client's
+ * credentials on the open stream. */
+static int dir_readable(int fd, const struct bk_cred *cr)
+{
+	struct stat st;
+	int rc;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	rc = cred_enter(cr);
+	if (rc != 0)
+		return rc;
+	rc = posix_access_fd(fd, &st, cr, R_OK);
+	cred_leave();
+	return rc;
+}
+
+int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
+		  const struct bk_handle *dir, uint64_t cookie,
+		  bk_dirent_fn fn, void *arg, bool *eof)
+{
+	struct dir_cursor *idle[CURSOR_SLOTS];
+	struct dir_cursor *c;
+	int nidle, rc;
+
+	c = cursor_take(ex->dirs, dir, cookie, idle, &nidle);
+	for (int i = 0; i < nidle; i++)
+		cursor_close(idle[i]);
+	if (c == NULL) {
+		rc = cursor_open(ex, dir, cookie, &c);
+		if (rc != 0)
+			return rc;
+	}
+	rc = dir_readable(c->fd, cr);
+	if (rc == 0)
+		rc = cursor_emit(c, fn, arg, eof);
+	/* A finished or broken stream is not worth keeping; one the client
+	 * was refused, or whose callback failed, stays valid. */
+	if (c->end || c->broken)
+		cursor_close(c);
+	else
+		cursor_keep(ex->dirs, c);
+	return rc;
+}

@@ -1,0 +1,224 @@
+/* A small LRU of fds for READ, WRITE and COMMIT, so that sequential I/O in
+ * 1 MiB calls does not pay open_by_handle_at for each one.
+ *
+ * Fds are opened as the server; each call checks the client's permission
+ * itself before using one. A slot in use is referenced; eviction and
+ * forgetting close only unreferenced fds, the last user closes the rest.
+ * Closing an fd never loses data: dirty pages belong to the inode, and
+ * COMMIT's fsync reaches them through any fd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/posix_int.h"
+
+#define FD_CACHE_SLOTS 64
+
+struct fd_slot {
+	struct bk_handle h;
+	int fd;
+	bool used;
+	bool writable;
+	bool dead; /* forgotten while referenced: close on last put */
+	int refs;
+	uint64_t stamp;
+};
+
+struct fd_cache {
+	pthread_mutex_t lock;
+	uint64_t clock;
+	struct fd_slot s[FD_CACHE_SLOTS];
+};
+
+int fd_cache_new(struct fd_cache **out)
+{
+	struct fd_cache *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	*out = c;
+	return 0;
+}
+
+void fd_cache_free(struct fd_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < FD_CACHE_SLOTS; i++)
+		if (c->s[i].used)
+			close(c->s[i].fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static bool same_handle(const struct bk_handle *a, const struct bk_handle *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* Open h for I/O: first O_PATH to learn the type without side effects
+ * (opening a FIFO or a device could block or act), then a real open
+ * through /proc/self/fd. Reads fall back to read-only when the file
+ * cannot be written (read-only file system, running program). */
+static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
+		       bool write, bool *writable)
+{
+	char path[64];
+	struct stat st;
+	int pfd = posix_open(ex, h, O_PATH, &st);
+	int fd;
+
+	if (pfd < 0)
+		return pfd;
+	if (!S_ISREG(st.st_mode)) {
+		close(pfd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	*writable = fd >= 0;
+	if (fd < 0 && !write)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		fd = -errno;
+	close(pfd);
+	return fd;
+}
+
+static struct fd_slot *find(struct fd_cache *c, const struct bk_handle *h,
+			    bool write)
+{
+	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+		struct fd_slot *s = &c->s[i];
+
+		if (s->used && !s->dead && (s->writable || !write) &&
+		    same_handle(&s->h, h))
+			return s;
+	}
+	return NULL;
+}
+
+/* A free slot, or the least recently used unreferenced one, whose fd is
+ * returned in *victim for the caller to close outside the lock. */
+static struct fd_slot *pick_slot(struct fd_cache *c, int *victim)
+{
+	struct fd_slot *best = NULL;
+
+	*victim = -1;
+	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+		struct fd_slot *s = &c->s[i];
+
+		if (!s->used)
+			return s;
+		if (s->refs == 0 && (best == NULL || s->stamp < best->stamp))
+			best = s;
+	}
+	if (best != NULL)
+		*victim = best->fd;
+	return best;
+}
+
+static int insert(struct fd_cache *c, const struct bk_handle *h, int fd,
+		  bool writable, struct fd_ref *ref)
+{
+	struct fd_slot *s;
+	int victim;
+
+	pthread_mutex_lock(&c->lock);
+	s = pick_slot(c, &victim);
+	if (s != NULL) {
+		s->h = *h;
+		s->fd = fd;
+		s->used = true;
+		s->writable = writable;
+		s->dead = false;
+		s->refs = 1;
+		s->stamp = ++c->clock;
+	}
+	pthread_mutex_unlock(&c->lock);
+	ref->fd = fd;
+	ref->slot = s; /* NULL: every slot busy, the fd is closed on put */
+	return victim;
+}
+
+int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
+		 struct fd_ref *ref, struct stat *st)
+{
+	struct fd_cache *c = ex->fds;
+	struct fd_slot *s;
+	bool writable = false;
+	int fd, victim, rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	s = find(c, h, write);
+	if (s != NULL) {
+		s->refs++;
+		s->stamp = ++c->clock;
+		ref->fd = s->fd;
+		ref->slot = s;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (s == NULL) {
+		fd = open_for_io(ex, h, write, &writable);
+		if (fd < 0)
+			return fd;
+		victim = insert(c, h, fd, writable, ref);
+		if (victim >= 0)
+			close(victim);
+	}
+	if (fstat(ref->fd, st) != 0)
+		rc = -errno;
+	else if (st->st_nlink == 0)
+		rc = -ESTALE; /* deleted since it was cached */
+	if (rc != 0) {
+		fd_cache_put(c, ref);
+		fd_cache_forget(c, h);
+	}
+	return rc;
+}
+
+void fd_cache_put(struct fd_cache *c, struct fd_ref *ref)
+{
+	struct fd_slot *s = ref->slot;
+	int fd = -1;
+
+	if (s == NULL) {
+		close(ref->fd);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (--s->refs == 0 && s->dead) {
+		fd = s->fd;
+		s->used = false;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h)
+{
+	int fds[FD_CACHE_SLOTS];
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+		struct fd_slot *s = &c->s[i];
+
+		if (!s->used || !same_handle(&s->h, h))
+			continue;
+		s->dead = true;
+		if (s->refs == 0) {
+			fds[n++] = s->fd;
+			s->used = false;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}

@@ -1,0 +1,44 @@
+/* Printable peer addresses for log lines and the `secure` export check. */
+#include "rpc/rpc.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+
+/* "a.b.c.d:port", "[v6]:port", "local" or "?" into buf; returns buf. */
+const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (n == 0)
+		return buf;
+	if (!sa) {
+		snprintf(buf, n, "?");
+	} else if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, n, "%s:%u", host, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, n, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else if (sa->sa_family == AF_UNIX) {
+		snprintf(buf, n, "local");
+	} else {
+		snprintf(buf, n, "?");
+	}
+	return buf;
+}
+
+/* The peer's source port, 0 when it has none. */
+uint16_t rpc_peer_port(const struct sockaddr *sa)
+{
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)(const void *)sa)
+				     ->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)(const void *)sa)
+				     ->sin6_port);
+	return 0;
+}

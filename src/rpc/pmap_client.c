@@ -1,0 +1,336 @@
+/* Client side of the portmapper: probe 127.0.0.1:111 and register our
+ * programs with a running rpcbind.
+ *
+ * rpcbind trusts SET and UNSET only from local callers it can identify:
+ * over its AF_LOCAL socket (RPCBIND v4, owner from the socket's peer
+ * credentials), or, when started with -L, from a reserved port on the IPv4
+ * loopback (PMAP v2). We try them in that order. The calls are blocking,
+ * with short timeouts, and made at start and exit only.
+ */
+#include "rpc/portmap.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc/rpc_int.h"
+#include "server/snfsd.h"
+
+#define PMAP_TIMEOUT_S 2
+#define PMAPPROC_NULL 0
+#define PMAPPROC_SET 1
+#define PMAPPROC_UNSET 2
+#define RPCBPROC_SET 1
+#define RPCBPROC_UNSET 2
+
+static const char *const rpcbind_socks[] = {"/run/rpcbind.sock",
+					    "/var/run/rpcbind.sock"};
+
+/* A blocking stream to rpcbind; vers is the protocol version it speaks. */
+struct pmap_client {
+	int fd;
+	uint32_t vers;
+	uint32_t xid;
+};
+
+/* Bound every send and receive so a wedged rpcbind cannot hang us. */
+static void set_timeouts(int fd)
+{
+	struct timeval tv = {.tv_sec = PMAP_TIMEOUT_S};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Connect to rpcbind's local socket. fd or -errno. */
+static int connect_local(void)
+{
+	for (size_t i = 0; i < sizeof(rpcbind_socks) / sizeof(*rpcbind_socks);
+	     i++) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
+			 rpcbind_socks[i]);
+		set_timeouts(fd);
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/* Bind fd to a reserved port when we may (rpcbind -L trusts only those). */
+static void bind_reserved(int fd)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	if (geteuid() != 0)
+		return;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int port = 1023; port >= 600; port--) {
+		sin.sin_port = htons((uint16_t)port);
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			return;
+		if (errno != EADDRINUSE)
+			return;
+	}
+}
+
+/* Connect to 127.0.0.1:111 over TCP. fd or -errno. */
+static int connect_tcp(bool reserved)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(PMAP_PORT)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	set_timeouts(fd);
+	if (reserved)
+		bind_reserved(fd);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* Write all of buf. 0 or -errno. */
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read one reply record into r. 0 or -errno. */
+static int read_record(int fd, struct rpc_record_reader *r)
+{
+	uint8_t buf[1024];
+	bool done = false;
+
+	while (!done) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		long k;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		/* one reply per call: bytes past its end would be a protocol
+		 * error from the server, and are ignored */
+		k = rpc_record_feed(r, buf, (size_t)n, &done);
+		if (k < 0)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/* Append a call header with AUTH_SYS credentials for our uid and gid. */
+static void put_call_header(struct xdr_out *m, uint32_t xid, uint32_t vers,
+			    uint32_t proc)
+{
+	size_t body;
+
+	xdr_put_u32(m, xid);
+	xdr_put_u32(m, RPC_MSG_CALL);
+	xdr_put_u32(m, RPC_VERSION);
+	xdr_put_u32(m, PMAP_PROG);
+	xdr_put_u32(m, vers);
+	xdr_put_u32(m, proc);
+	xdr_put_u32(m, RPC_AUTH_SYS);
+	body = m->len;
+	xdr_put_u32(m, 0); /* body length, patched below */
+	xdr_put_u32(m, (uint32_t)time(NULL));
+	xdr_put_string(m, "localhost");
+	xdr_put_u32(m, (uint32_t)geteuid());
+	xdr_put_u32(m, (uint32_t)getegid());
+	xdr_put_u32(m, 0); /* no supplementary groups */
+	xdr_patch_u32(m, body, (uint32_t)(m->len - body - 4));
+	xdr_put_u32(m, RPC_AUTH_NONE);
+	xdr_put_u32(m, 0);
+}
+
+/* Check an accepted, successful reply to xid and leave in at its results.
+ * 0, -EACCES when denied, -EPROTO otherwise. */
+static int parse_reply_header(struct xdr_in *in, uint32_t xid)
+{
+	uint32_t rxid, mtype, stat, vflavor, vlen, accept;
+
+	xdr_get_u32(in, &rxid);
+	xdr_get_u32(in, &mtype);
+	if (!xdr_get_u32(in, &stat) || rxid != xid || mtype != RPC_MSG_REPLY)
+		return -EPROTO;
+	if (stat != RPC_MSG_ACCEPTED)
+		return -EACCES;
+	xdr_get_u32(in, &vflavor);
+	if (!xdr_get_u32(in, &vlen) || vlen > RPC_MAX_AUTH_BYTES ||
+	    !xdr_skip(in, vlen) || !xdr_get_u32(in, &accept))
+		return -EPROTO;
+	return accept == RPC_SUCCESS ? 0 : -EPROTO;
+}
+
+/* One call: args are the encoded arguments, *result (if not NULL) gets
+ * the first u32 of the results. 0 or -errno. */
+static int client_call(struct pmap_client *cl, uint32_t proc,
+		       const struct xdr_out *args, uint32_t *result)
+{
+	struct rpc_record_reader r;
+	struct xdr_out m;
+	struct xdr_in in;
+	uint32_t xid = ++cl->xid;
+	int rc;
+
+	if (xdr_out_init(&m, 512, 4096) < 0)
+		return -ENOMEM;
+	xdr_put_u32(&m, 0); /* record mark */
+	put_call_header(&m, xid, cl->vers, proc);
+	if (args)
+		xdr_put_fixed(&m, args->buf, args->len);
+	xdr_patch_u32(&m, 0, RPC_LAST_FRAG | (uint32_t)(m.len - 4));
+	rc = m.err ? -ENOMEM : write_all(cl->fd, m.buf, m.len);
+	xdr_out_free(&m);
+	if (rc < 0)
+		return rc;
+	rpc_record_init(&r, 64 * 1024);
+	rc = read_record(cl->fd, &r);
+	if (rc == 0) {
+		xdr_in_init(&in, r.buf, r.len);
+		rc = parse_reply_header(&in, xid);
+		if (rc == 0 && result && !xdr_get_u32(&in, result))
+			rc = -EPROTO;
+	}
+	rpc_record_free(&r);
+	return rc;
+}
+
+/* Open a client: rpcbind's local socket (v4) or loopback TCP (v2). */
+static int client_open(struct pmap_client *cl)
+{
+	cl->xid = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16;
+	cl->fd = connect_local();
+	cl->vers = 4;
+	if (cl->fd >= 0)
+		return 0;
+	cl->fd = connect_tcp(true);
+	cl->vers = 2;
+	return cl->fd < 0 ? cl->fd : 0;
+}
+
+int pmap_probe(void)
+{
+	struct pmap_client cl = {.vers = 2, .xid = (uint32_t)getpid()};
+	int rc;
+
+	cl.fd = connect_tcp(false);
+	if (cl.fd < 0)
+		return 0;
+	rc = client_call(&cl, PMAPPROC_NULL, NULL, NULL);
+	close(cl.fd);
+	return rc == 0;
+}
+
+/* SET (set true) or UNSET one mapping in the client's protocol version;
+ * proto 0 for UNSET means every transport. 0, -EACCES when refused. */
+static int client_map(struct pmap_client *cl, bool set, uint32_t prog,
+		      uint32_t vers, int proto, uint16_t port)
+{
+	struct xdr_out a;
+	uint32_t ok = 0;
+	char ua[32];
+	int rc;
+
+	if (xdr_out_init(&a, 256, 1024) < 0)
+		return -ENOMEM;
+	xdr_put_u32(&a, prog);
+	xdr_put_u32(&a, vers);
+	if (cl->vers == 2) {
+		xdr_put_u32(&a, (uint32_t)proto);
+		xdr_put_u32(&a, port);
+	} else {
+		snprintf(ua, sizeof(ua), "0.0.0.0.%u.%u", port >> 8,
+			 port & 0xff);
+		xdr_put_string(&a, proto == 0	 ? ""
+				   : proto == 6 ? "tcp"
+						: "udp");
+		xdr_put_string(&a, set ? ua : "");
+		xdr_put_string(&a, "superuser");
+	}
+	rc = client_call(cl, set ? PMAPPROC_SET : PMAPPROC_UNSET, &a, &ok);
+	xdr_out_free(&a);
+	if (rc == 0 && !ok && set)
+		rc = -EACCES;
+	return rc;
+}
+
+/* UNSET every version of every program of svc but the portmapper. */
+static int client_unset_all(struct pmap_client *cl, struct rpc_service *svc)
+{
+	int rc = 0;
+	for (int i = 0; i < svc->nprogs; i++) {
+		const struct rpc_program *p = svc->progs[i];
+		if (p->prog == PMAP_PROG)
+			continue;
+		for (uint32_t v = 0; v < p->nversions; v++) {
+			int r = client_map(cl, false, p->prog,
+					   p->versions[v].vers, 0, 0);
+			if (r < 0 && rc == 0)
+				rc = r;
+		}
+	}
+	return rc;
+}
+
+int pmap_register_all(struct rpc_service *svc, uint16_t port)
+{
+	struct pmap_client cl;
+	int rc = client_open(&cl);
+
+	if (rc < 0)
+		return rc;
+	rc = client_unset_all(&cl, svc);
+	if (rc == -EACCES || rc == 0)
+		rc = 0;
+	for (int i = 0; i < svc->nprogs && rc == 0; i++) {
+		const struct rpc_program *p = svc->progs[i];
+		if (p->prog == PMAP_PROG)
+			continue;
+		for (uint32_t v = 0; v < p->nversions && rc == 0; v++) {
+			uint32_t vers = p->versions[v].vers;
+			rc = client_map(&cl, true, p->prog, vers, 6, port);
+			if (rc == 0 && p->udp)
+				rc = client_map(&cl, true, p->prog, vers, 17,
+						port);
+		}
+	}
+	close(cl.fd);
+	return rc;
+}
+
+int pmap_unregister_all(struct rpc_service *svc)
+{
+	struct pmap_client cl;
+	int rc = client_open(&cl);
+
+	if (rc < 0)
+		return rc;
+	rc = client_unset_all(&cl, svc);
+	close(cl.fd);
+	return rc;
+}

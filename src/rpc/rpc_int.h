@@ -1,0 +1,30 @@
+/* Internals shared by the files of src/rpc: the service registry (read by
+ * the portmapper) and the message constants of RFC 5531 section 9. Not for
+ * use outside src/rpc. */
+#ifndef SNFS_RPC_INT_H
+#define SNFS_RPC_INT_H
+
+#include "rpc/rpc.h"
+
+/* msg_type, reply_stat, reject_stat (RFC 5531 section 9) */
+enum { RPC_MSG_CALL = 0, RPC_MSG_REPLY = 1 };
+enum { RPC_MSG_ACCEPTED = 0, RPC_MSG_DENIED = 1 };
+enum { RPC_REJ_MISMATCH = 0, RPC_REJ_AUTH_ERROR = 1 };
+
+#define RPC_VERSION 2
+#define RPC_MAX_AUTH_BYTES 400 /* opaque_auth body<400>, RFC 5531 sec. 8.2 */
+
+/* What the local portmapper answers for the programs of this service. */
+struct pmap_local {
+	uint16_t tcp_port, udp_port;
+	char addr[64]; /* numeric host the ports are bound on */
+};
+
+struct rpc_service {
+	void *ctx;
+	const struct rpc_program **progs;
+	int nprogs, cap;
+	struct pmap_local pmap;
+};
+
+#endif

@@ -1,0 +1,931 @@
+/* The RPC server runtime: one event-loop thread and a pool of workers.
+ *
+ * The loop thread owns every socket: it accepts connections, reads bytes,
+ * reassembles records (record.c) and hands each complete call to a worker
+ * (workers.c). A worker runs the call (service.c) and writes the reply
+ * straight to the socket when the socket takes it whole; otherwise it queues
+ * the rest and asks the loop, through an eventfd, to watch for writability.
+ * All epoll changes and every close happen on the loop thread; a
+ * connection's mutex orders the workers' writes with them.
+ *
+ * Back-pressure: a connection with max_inflight calls running or
+ * max_out_bytes of replies queued is not read until it drains, so a client
+ * that sends without reading costs bounded memory. Connections are
+ * reference counted: the loop holds one while the socket is open, each call
+ * in progress and each pending notification holds one more.
+ */
+#include "rpc/rpc_int.h"
+
+#include <errno.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "rpc/ev.h"
+#include "rpc/workers.h"
+#include "util/log.h"
+
+#define MAX_LISTENERS 16
+#define MAX_FIRED 256
+#define READ_BUF_SIZE (64 * 1024) /* also the largest UDP datagram */
+#define UDP_MAX_REPLY 65507	  /* IPv4 UDP payload limit */
+#define READS_PER_EVENT 16	  /* fairness between busy connections */
+#define ACCEPTS_PER_EVENT 64
+#define UDP_JOBS_PER_THREAD 64	  /* queued UDP calls before dropping */
+#define REPLY_INITIAL 4096
+
+/* What an epoll registration points at; first member of each source. */
+enum source_kind { SRC_WAKE, SRC_LISTEN_TCP, SRC_UDP, SRC_CONN };
+
+struct rpc_listener {
+	enum source_kind kind;
+	int fd;
+	uint16_t port;
+};
+
+/* A queued reply: a whole record-marked reply buffer, sent from off on. */
+struct out_chunk {
+	struct out_chunk *next;
+	struct xdr_out buf;
+	size_t off;
+};
+
+struct rpc_conn {
+	enum source_kind kind;
+	int fd;
+	atomic_int refs;
+	struct rpc_server *srv;
+	char peer_str[64];
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+
+	/* loop thread only */
+	struct rpc_conn *prev, *next; /* srv->conns */
+	struct rpc_record_reader rr;
+	uint8_t *stash; /* input read past a pause, fed on resume */
+	size_t stash_len, stash_off;
+	int mask; /* current epoll interest */
+
+	/* under lock */
+	pthread_mutex_t lock;
+	bool closed;
+	bool paused;   /* reading stopped by back-pressure */
+	bool notified; /* on srv->notify, holding a reference */
+	int inflight;
+	size_t out_bytes; /* memory held by the queue */
+	struct out_chunk *out_head, *out_tail;
+	struct rpc_conn *notify_next;
+};
+
+struct rpc_server {
+	struct rpc_service *svc;
+	struct rpc_server_config cfg;
+	size_t reply_limit;
+	struct ev_loop *loop;
+	enum source_kind wake_kind; /* the eventfd's epoll registration */
+	int wake_fd;
+	int spare_fd; /* closed to accept-and-drop when out of fds */
+	struct rpc_listener listeners[MAX_LISTENERS];
+	int nlisteners;
+	struct rpc_conn *conns;
+	int nconns;
+	bool conns_full_logged;
+	uint8_t *rbuf;
+	struct worker_pool *pool;
+	atomic_bool stop;
+	atomic_int udp_jobs;
+	pthread_mutex_t notify_lock;
+	struct rpc_conn *notify;
+};
+
+/* A call on its way to a worker. */
+struct rpc_job {
+	struct pool_job job; /* first: the pool hands this pointer back */
+	struct rpc_server *srv;
+	struct rpc_conn *conn; /* NULL for UDP */
+	int udp_fd;
+	uint8_t *rec;
+	size_t len;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+};
+
+/* ---- connections: references, limits, notifications ---- */
+
+/* Free everything a connection owns; its socket is already closed. */
+static void conn_free(struct rpc_conn *c)
+{
+	struct out_chunk *o, *next;
+	for (o = c->out_head; o; o = next) {
+		next = o->next;
+		xdr_out_free(&o->buf);
+		free(o);
+	}
+	rpc_record_free(&c->rr);
+	free(c->stash);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* Take a reference. */
+static void conn_ref(struct rpc_conn *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+}
+
+/* Drop a reference; the last one frees the connection (on any thread). */
+static void conn_unref(struct rpc_conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		conn_free(c);
+}
+
+/* Whether reading must stop (caller holds c->lock). */
+static bool conn_over_limits(const struct rpc_conn *c)
+{
+	return c->inflight >= c->srv->cfg.max_inflight ||
+	       c->out_bytes >= c->srv->cfg.max_out_bytes;
+}
+
+/* Ask the loop to look at c again (caller holds c->lock). Safe from any
+ * thread; one pending notification per connection at most. */
+static void conn_notify_locked(struct rpc_conn *c)
+{
+	struct rpc_server *srv = c->srv;
+	uint64_t one = 1;
+
+	if (c->notified || c->closed)
+		return;
+	c->notified = true;
+	conn_ref(c);
+	pthread_mutex_lock(&srv->notify_lock);
+	c->notify_next = srv->notify;
+	srv->notify = c;
+	pthread_mutex_unlock(&srv->notify_lock);
+	if (write(srv->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_err("rpc: cannot wake the event loop: %s", strerror(errno));
+}
+
+/* Send as much of buf as the socket takes now. Returns bytes sent, or -1
+ * when the connection is broken (the loop will see the error itself). */
+static ssize_t send_some(int fd, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = send(fd, buf + off, len - off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			off += (size_t)n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			break;
+		} else {
+			return -1;
+		}
+	}
+	return (ssize_t)off;
+}
+
+/* Append the unsent part of reply to c's queue (caller holds c->lock);
+ * the queue takes ownership of the buffer. False when out of memory. */
+static bool conn_queue_locked(struct rpc_conn *c, struct xdr_out *reply,
+			      size_t off)
+{
+	struct out_chunk *o = malloc(sizeof(*o));
+	if (!o)
+		return false;
+	o->next = NULL;
+	o->buf = *reply;
+	o->off = off;
+	if (c->out_tail)
+		c->out_tail->next = o;
+	else
+		c->out_head = o;
+	c->out_tail = o;
+	/* count what the memory costs, not the payload: small replies sit in
+	 * page-sized buffers */
+	c->out_bytes += o->buf.cap + sizeof(*o);
+	memset(reply, 0, sizeof(*reply));
+	return true;
+}
+
+/* Worker side end of a call: send or queue the reply (NULL for none), and
+ * wake the loop when it must watch for writability or may read again. */
+static void conn_finish_call(struct rpc_conn *c, struct xdr_out *reply)
+{
+	bool notify = false;
+
+	pthread_mutex_lock(&c->lock);
+	c->inflight--;
+	if (reply && reply->len && !c->closed) {
+		ssize_t sent = c->out_head ? 0
+					   : send_some(c->fd, reply->buf,
+						       reply->len);
+		if (sent >= 0 && (size_t)sent < reply->len) {
+			notify = !c->out_head;
+			if (!conn_queue_locked(c, reply, (size_t)sent))
+				log_err("%s: out of memory queueing a reply",
+					c->peer_str);
+		}
+	}
+	if (c->paused && !conn_over_limits(c))
+		notify = true;
+	if (notify)
+		conn_notify_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	if (reply)
+		xdr_out_free(reply);
+}
+
+/* ---- workers: running calls ---- */
+
+/* Free a job and what it holds (its connection reference excepted). */
+static void job_free(struct rpc_job *job)
+{
+	free(job->rec);
+	free(job);
+}
+
+/* Pool callback for a TCP call: the reply gets 4 bytes of headroom for the
+ * record mark so mark and reply leave in one send. */
+static void tcp_job_run(struct pool_job *pj, bool cancelled)
+{
+	struct rpc_job *job = (struct rpc_job *)pj;
+	struct rpc_conn *c = job->conn;
+	struct xdr_out reply;
+	bool have_reply = false;
+
+	if (!cancelled &&
+	    xdr_out_init(&reply, REPLY_INITIAL, job->srv->reply_limit) == 0) {
+		have_reply = true;
+		xdr_put_u32(&reply, 0);
+		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
+				       (struct sockaddr *)&job->peer,
+				       job->peer_len, RPC_TCP, c, &reply) == 0)
+			xdr_patch_u32(&reply, 0,
+				      RPC_LAST_FRAG |
+					      (uint32_t)(reply.len - 4));
+		else
+			xdr_out_truncate(&reply, 0);
+	}
+	conn_finish_call(c, have_reply ? &reply : NULL);
+	conn_unref(c);
+	job_free(job);
+}
+
+/* Pool callback for a UDP call: run it and send the datagram back. */
+static void udp_job_run(struct pool_job *pj, bool cancelled)
+{
+	struct rpc_job *job = (struct rpc_job *)pj;
+	struct xdr_out reply;
+
+	if (!cancelled && xdr_out_init(&reply, REPLY_INITIAL, UDP_MAX_REPLY) == 0) {
+		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
+				       (struct sockaddr *)&job->peer,
+				       job->peer_len, RPC_UDP, NULL,
+				       &reply) == 0)
+			sendto(job->udp_fd, reply.buf, reply.len,
+			       MSG_DONTWAIT | MSG_NOSIGNAL,
+			       (struct sockaddr *)&job->peer, job->peer_len);
+		xdr_out_free(&reply);
+	}
+	atomic_fetch_sub(&job->srv->udp_jobs, 1);
+	job_free(job);
+}
+
+/* ---- loop thread: connections ---- */
+
+/* Recompute c's epoll interest from its state: read unless over a limit,
+ * write while replies are queued. */
+static void conn_refresh(struct rpc_conn *c)
+{
+	int mask;
+
+	pthread_mutex_lock(&c->lock);
+	c->paused = conn_over_limits(c);
+	mask = (c->paused ? 0 : EV_READ) | (c->out_head ? EV_WRITE : 0);
+	if (mask != c->mask && !c->closed) {
+		ev_mod(c->srv->loop, c->fd, mask, c);
+		c->mask = mask;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Close c's socket and drop the loop's reference. Calls in progress finish
+ * and find it closed; their replies are dropped. */
+static void conn_close(struct rpc_conn *c)
+{
+	struct rpc_server *srv = c->srv;
+
+	ev_del(srv->loop, c->fd);
+	pthread_mutex_lock(&c->lock);
+	c->closed = true;
+	close(c->fd);
+	c->fd = -1;
+	pthread_mutex_unlock(&c->lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	srv->nconns--;
+	conn_unref(c);
+}
+
+/* Hand the complete record in c's reader to a worker. -1 when out of
+ * memory (the connection is then closed). */
+static int conn_dispatch(struct rpc_conn *c)
+{
+	struct rpc_job *job;
+	size_t len;
+	uint8_t *rec = rpc_record_take(&c->rr, &len);
+
+	if (!rec) {
+		log_info("%s: empty RPC record ignored", c->peer_str);
+		return 0;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		free(rec);
+		return -1;
+	}
+	job->job.fn = tcp_job_run;
+	job->srv = c->srv;
+	job->conn = c;
+	job->rec = rec;
+	job->len = len;
+	memcpy(&job->peer, &c->peer, c->peer_len);
+	job->peer_len = c->peer_len;
+	pthread_mutex_lock(&c->lock);
+	c->inflight++;
+	c->paused = conn_over_limits(c);
+	pthread_mutex_unlock(&c->lock);
+	conn_ref(c);
+	pool_submit(c->srv->pool, &job->job);
+	return 0;
+}
+
+/* Whether c is paused by back-pressure right now. */
+static bool conn_paused(struct rpc_conn *c)
+{
+	bool paused;
+	pthread_mutex_lock(&c->lock);
+	paused = c->paused;
+	pthread_mutex_unlock(&c->lock);
+	return paused;
+}
+
+/* Feed input to the record reader, dispatching each complete record, until
+ * the input ends or back-pressure pauses c. Returns the bytes consumed or
+ * -1 when the stream is malformed (logged) and c must close. */
+static long conn_feed(struct rpc_conn *c, const uint8_t *p, size_t n)
+{
+	size_t used = 0;
+
+	while (used < n && !conn_paused(c)) {
+		bool done;
+		long k = rpc_record_feed(&c->rr, p + used, n - used, &done);
+		if (k < 0) {
+			log_warn("%s: malformed RPC record marking or record "
+				 "over %zu bytes; closing connection",
+				 c->peer_str, c->rr.max_record);
+			return -1;
+		}
+		used += (size_t)k;
+		if (done && conn_dispatch(c) < 0)
+			return -1;
+	}
+	return (long)used;
+}
+
+/* Keep input that arrived past a pause for when reading resumes. */
+static int conn_stash(struct rpc_conn *c, const uint8_t *p, size_t n)
+{
+	c->stash = malloc(n);
+	if (!c->stash)
+		return -1;
+	memcpy(c->stash, p, n);
+	c->stash_len = n;
+	c->stash_off = 0;
+	return 0;
+}
+
+/* Feed the stash left by a pause. 0 when it is used up, 1 when c paused
+ * again, -1 to close. */
+static int conn_feed_stash(struct rpc_conn *c)
+{
+	long k = conn_feed(c, c->stash + c->stash_off,
+			   c->stash_len - c->stash_off);
+	if (k < 0)
+		return -1;
+	c->stash_off += (size_t)k;
+	if (c->stash_off < c->stash_len)
+		return 1;
+	free(c->stash);
+	c->stash = NULL;
+	c->stash_len = c->stash_off = 0;
+	return 0;
+}
+
+/* Read what the socket has (a bounded amount) and dispatch the calls in
+ * it. -1 when c must close (EOF, error, malformed stream). */
+static int conn_read(struct rpc_conn *c)
+{
+	uint8_t *buf = c->srv->rbuf;
+
+	if (c->stash) {
+		int r = conn_feed_stash(c);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
+	}
+	for (int i = 0; i < READS_PER_EVENT && !conn_paused(c); i++) {
+		ssize_t n = read(c->fd, buf, READ_BUF_SIZE);
+		long k;
+		if (n == 0)
+			return -1;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		}
+		k = conn_feed(c, buf, (size_t)n);
+		if (k < 0)
+			return -1;
+		if (k < n)
+			return conn_stash(c, buf + k, (size_t)(n - k));
+		if (n < READ_BUF_SIZE)
+			break;
+	}
+	return 0;
+}
+
+/* Send queued replies while the socket takes them. -1 on a broken
+ * connection. */
+static int conn_flush(struct rpc_conn *c)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (c->out_head) {
+		struct out_chunk *o = c->out_head;
+		ssize_t n = send_some(c->fd, o->buf.buf + o->off,
+				      o->buf.len - o->off);
+		if (n < 0) {
+			rc = -1;
+			break;
+		}
+		o->off += (size_t)n;
+		if (o->off < o->buf.len)
+			break;
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = NULL;
+		c->out_bytes -= o->buf.cap + sizeof(*o);
+		xdr_out_free(&o->buf);
+		free(o);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* Serve readiness of c: error, writable, readable. Draining the queue may
+ * end a pause, so input stashed by it is fed here too: no new bytes may
+ * ever arrive to trigger a read. */
+static void conn_event(struct rpc_conn *c, int mask)
+{
+	if ((mask & EV_ERROR) && !(mask & EV_READ)) {
+		conn_close(c);
+		return;
+	}
+	if ((mask & EV_WRITE) && conn_flush(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_refresh(c);
+	if (((mask & (EV_READ | EV_ERROR)) || c->stash) && conn_read(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_refresh(c);
+}
+
+/* A worker asked for attention: read again after a pause (stash first),
+ * and arm or disarm writability. */
+static void conn_resume(struct rpc_conn *c)
+{
+	bool closed;
+
+	pthread_mutex_lock(&c->lock);
+	c->notified = false;
+	closed = c->closed;
+	pthread_mutex_unlock(&c->lock);
+	if (closed)
+		return;
+	conn_refresh(c);
+	if (!conn_paused(c) && conn_read(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_refresh(c);
+}
+
+/* Set up a connection for an accepted socket. */
+static void conn_new(struct rpc_server *srv, int fd,
+		     const struct sockaddr_storage *peer, socklen_t peer_len)
+{
+	struct rpc_conn *c = calloc(1, sizeof(*c));
+	int one = 1;
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->kind = SRC_CONN;
+	c->fd = fd;
+	atomic_init(&c->refs, 1);
+	c->srv = srv;
+	memcpy(&c->peer, peer, peer_len);
+	c->peer_len = peer_len;
+	rpc_peer_str((struct sockaddr *)&c->peer, c->peer_str,
+		     sizeof(c->peer_str));
+	rpc_record_init(&c->rr, srv->cfg.max_record);
+	pthread_mutex_init(&c->lock, NULL);
+	c->mask = EV_READ;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ev_add(srv->loop, fd, EV_READ, c) < 0) {
+		close(fd);
+		conn_free(c);
+		return;
+	}
+	c->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = c;
+	srv->conns = c;
+	srv->nconns++;
+}
+
+/* ---- loop thread: listeners ---- */
+
+/* Out of file descriptors: accept the oldest pending connection with the
+ * spare fd and close it at once, so the listener stops firing. */
+static void accept_shed(struct rpc_server *srv, int lfd)
+{
+	int fd;
+	log_warn("rpc: out of file descriptors; refusing a connection");
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
+	fd = accept(lfd, NULL, NULL);
+	if (fd >= 0)
+		close(fd);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Accept pending connections, closing those beyond max_conns. */
+static void listener_accept(struct rpc_server *srv, struct rpc_listener *l)
+{
+	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		int fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE)
+				accept_shed(srv, l->fd);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_err("rpc: accept: %s", strerror(errno));
+			return;
+		}
+		if (srv->nconns >= srv->cfg.max_conns) {
+			if (!srv->conns_full_logged)
+				log_warn("rpc: %d connections open; closing "
+					 "new ones",
+					 srv->nconns);
+			srv->conns_full_logged = true;
+			close(fd);
+			continue;
+		}
+		srv->conns_full_logged = false;
+		conn_new(srv, fd, &peer, plen);
+	}
+}
+
+/* Receive pending datagrams and queue each as a call. */
+static void listener_udp(struct rpc_server *srv, struct rpc_listener *l)
+{
+	int max_jobs = srv->cfg.nthreads * UDP_JOBS_PER_THREAD;
+
+	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		struct rpc_job *job;
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		ssize_t n = recvfrom(l->fd, srv->rbuf, READ_BUF_SIZE,
+				     MSG_DONTWAIT, (struct sockaddr *)&peer,
+				     &plen);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (atomic_load(&srv->udp_jobs) >= max_jobs)
+			continue; /* overloaded: UDP clients retransmit */
+		job = calloc(1, sizeof(*job));
+		if (!job || !(job->rec = malloc(n ? (size_t)n : 1))) {
+			free(job);
+			continue;
+		}
+		memcpy(job->rec, srv->rbuf, (size_t)n);
+		job->len = (size_t)n;
+		job->job.fn = udp_job_run;
+		job->srv = srv;
+		job->udp_fd = l->fd;
+		memcpy(&job->peer, &peer, plen);
+		job->peer_len = plen;
+		atomic_fetch_add(&srv->udp_jobs, 1);
+		pool_submit(srv->pool, &job->job);
+	}
+}
+
+/* ---- loop thread: wake-ups and the loop ---- */
+
+/* Take the connections workers asked about; each holds a reference. */
+static struct rpc_conn *notify_take(struct rpc_server *srv)
+{
+	struct rpc_conn *list;
+	pthread_mutex_lock(&srv->notify_lock);
+	list = srv->notify;
+	srv->notify = NULL;
+	pthread_mutex_unlock(&srv->notify_lock);
+	return list;
+}
+
+/* Serve the notifications; with serve false only drop their references. */
+static void notify_run(struct rpc_server *srv, bool serve)
+{
+	struct rpc_conn *c = notify_take(srv), *next;
+	for (; c; c = next) {
+		next = c->notify_next;
+		if (serve)
+			conn_resume(c);
+		conn_unref(c);
+	}
+}
+
+/* Drain the eventfd counter. */
+static void wake_drain(struct rpc_server *srv)
+{
+	uint64_t v;
+	while (read(srv->wake_fd, &v, sizeof(v)) > 0)
+		;
+}
+
+/* Serve one batch of ready sources. Notifications are served after the
+ * batch: they may close connections that later entries still point to. */
+static void loop_batch(struct rpc_server *srv, struct ev_fired *fired, int n)
+{
+	bool woken = false;
+
+	for (int i = 0; i < n; i++) {
+		enum source_kind *kind = fired[i].data;
+		switch (*kind) {
+		case SRC_WAKE:
+			wake_drain(srv);
+			woken = true;
+			break;
+		case SRC_LISTEN_TCP:
+			listener_accept(srv, fired[i].data);
+			break;
+		case SRC_UDP:
+			listener_udp(srv, fired[i].data);
+			break;
+		case SRC_CONN:
+			conn_event(fired[i].data, fired[i].mask);
+			break;
+		}
+	}
+	if (woken)
+		notify_run(srv, true);
+}
+
+/* Close every connection and listener and stop the workers: running calls
+ * finish (their replies are dropped), queued ones are cancelled. */
+static void server_shutdown(struct rpc_server *srv)
+{
+	while (srv->conns)
+		conn_close(srv->conns);
+	pool_stop(srv->pool);
+	srv->pool = NULL;
+	notify_run(srv, false);
+	for (int i = 0; i < srv->nlisteners; i++) {
+		if (srv->listeners[i].fd < 0)
+			continue;
+		ev_del(srv->loop, srv->listeners[i].fd);
+		close(srv->listeners[i].fd);
+		srv->listeners[i].fd = -1;
+	}
+}
+
+/* See rpc.h. Starts the workers, loops until stopped, then closes all. */
+int rpc_server_run(struct rpc_server *srv)
+{
+	int rc = 0;
+
+	srv->pool = pool_start(srv->cfg.nthreads);
+	if (!srv->pool)
+		return -ENOMEM;
+	while (!atomic_load(&srv->stop)) {
+		struct ev_fired *fired;
+		int n = ev_wait(srv->loop, -1, &fired);
+		if (n < 0) {
+			log_err("rpc: event loop: %s", strerror(-n));
+			rc = n;
+			break;
+		}
+		loop_batch(srv, fired, n);
+	}
+	server_shutdown(srv);
+	return rc;
+}
+
+/* See rpc.h: an atomic store and a write(2), both async-signal-safe. */
+void rpc_server_stop(struct rpc_server *srv)
+{
+	int saved = errno;
+	uint64_t one = 1;
+	atomic_store(&srv->stop, true);
+	if (write(srv->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: the loop wakes anyway */
+	}
+	errno = saved;
+}
+
+/* Serving thousands of connections needs thousands of fds: raise the soft
+ * limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("rpc: cannot raise the open file limit: %s",
+				 strerror(errno));
+	}
+}
+
+/* The configuration with defaults for zero fields. */
+static struct rpc_server_config config_defaults(const struct rpc_server_config *in)
+{
+	struct rpc_server_config c = {0};
+	if (in)
+		c = *in;
+	if (c.nthreads <= 0)
+		c.nthreads = 8;
+	if (c.max_record == 0)
+		c.max_record = RPC_DEFAULT_MAX_RECORD;
+	if (c.max_conns <= 0)
+		c.max_conns = 4096;
+	if (c.max_inflight <= 0)
+		c.max_inflight = 32;
+	if (c.max_out_bytes == 0)
+		c.max_out_bytes = 8 * 1024 * 1024;
+	return c;
+}
+
+/* See rpc.h. NULL on failure. */
+struct rpc_server *rpc_server_new(struct rpc_service *svc,
+				  const struct rpc_server_config *cfg)
+{
+	struct rpc_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return NULL;
+	srv->svc = svc;
+	srv->cfg = config_defaults(cfg);
+	srv->reply_limit = 4 + (srv->cfg.max_record > RPC_DEFAULT_MAX_RECORD
+					? srv->cfg.max_record
+					: RPC_DEFAULT_MAX_RECORD);
+	srv->wake_kind = SRC_WAKE;
+	srv->wake_fd = -1;
+	pthread_mutex_init(&srv->notify_lock, NULL);
+	raise_fd_limit();
+	srv->loop = ev_new(MAX_FIRED);
+	srv->rbuf = malloc(READ_BUF_SIZE);
+	srv->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!srv->loop || !srv->rbuf || srv->wake_fd < 0 ||
+	    ev_add(srv->loop, srv->wake_fd, EV_READ, &srv->wake_kind) < 0)
+		goto err;
+	return srv;
+err:
+	log_err("rpc: cannot create the server: %s", strerror(errno));
+	rpc_server_free(srv);
+	return NULL;
+}
+
+/* Parse a numeric address ("127.0.0.1", "::1"; NULL, "" or "*" for any). */
+static int parse_addr(const char *addr, uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!addr || !*addr || strcmp(addr, "*") == 0)
+		addr = "0.0.0.0";
+	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* See rpc.h. */
+int rpc_server_listen(struct rpc_server *srv, const char *addr, uint16_t port,
+		      int proto)
+{
+	struct rpc_listener *l;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = -1, one = 1, rc;
+
+	if (proto != SOCK_STREAM && proto != SOCK_DGRAM)
+		return -EINVAL;
+	if (srv->nlisteners == MAX_LISTENERS)
+		return -ENOSPC;
+	rc = parse_addr(addr, port, &ss, &len);
+	if (rc < 0)
+		return rc;
+	fd = socket(ss.ss_family, proto | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    (proto == SOCK_STREAM && listen(fd, SOMAXCONN) < 0))
+		goto err;
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		goto err;
+	l = &srv->listeners[srv->nlisteners];
+	l->kind = proto == SOCK_STREAM ? SRC_LISTEN_TCP : SRC_UDP;
+	l->fd = fd;
+	l->port = rpc_peer_port((struct sockaddr *)&ss);
+	rc = ev_add(srv->loop, fd, EV_READ, l);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	srv->nlisteners++;
+	return 0;
+err:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* See rpc.h; 0 when nothing of that proto listens. */
+uint16_t rpc_server_port(const struct rpc_server *srv, int proto)
+{
+	enum source_kind kind = proto == SOCK_STREAM ? SRC_LISTEN_TCP : SRC_UDP;
+	for (int i = srv->nlisteners - 1; i >= 0; i--)
+		if (srv->listeners[i].kind == kind)
+			return srv->listeners[i].port;
+	return 0;
+}
+
+/* See rpc.h. After rpc_server_run returned, or instead of running it. */
+void rpc_server_free(struct rpc_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->pool || srv->conns)
+		server_shutdown(srv);
+	for (int i = 0; i < srv->nlisteners; i++)
+		if (srv->listeners[i].fd >= 0)
+			close(srv->listeners[i].fd);
+	if (srv->wake_fd >= 0)
+		close(srv->wake_fd);
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
+	ev_free(srv->loop);
+	free(srv->rbuf);
+	pthread_mutex_destroy(&srv->notify_lock);
+	free(srv);
+}

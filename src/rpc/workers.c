@@ -1,0 +1,102 @@
+/* The worker pool of workers.h: a mutex-protected intrusive FIFO and a
+ * condition variable. */
+#include "rpc/workers.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "util/log.h"
+
+struct worker_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct pool_job *head, *tail;
+	bool stopping;
+	int nthreads;
+	pthread_t threads[];
+};
+
+/* Take the next job, waiting for one; NULL once the pool stops. */
+static struct pool_job *pool_next(struct worker_pool *pool)
+{
+	struct pool_job *job;
+
+	pthread_mutex_lock(&pool->lock);
+	while (!pool->head && !pool->stopping)
+		pthread_cond_wait(&pool->cond, &pool->lock);
+	job = pool->stopping ? NULL : pool->head;
+	if (job) {
+		pool->head = job->next;
+		if (!pool->head)
+			pool->tail = NULL;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return job;
+}
+
+/* Worker thread body: run jobs until the pool stops. */
+static void *worker_main(void *arg)
+{
+	struct worker_pool *pool = arg;
+	struct pool_job *job;
+
+	while ((job = pool_next(pool)))
+		job->fn(job, false);
+	return NULL;
+}
+
+struct worker_pool *pool_start(int nthreads)
+{
+	struct worker_pool *pool;
+
+	if (nthreads < 1)
+		nthreads = 1;
+	pool = calloc(1, sizeof(*pool) + (size_t)nthreads * sizeof(pthread_t));
+	if (!pool)
+		return NULL;
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->cond, NULL);
+	for (; pool->nthreads < nthreads; pool->nthreads++) {
+		if (pthread_create(&pool->threads[pool->nthreads], NULL,
+				   worker_main, pool) != 0) {
+			log_err("cannot start worker thread");
+			pool_stop(pool);
+			return NULL;
+		}
+	}
+	return pool;
+}
+
+void pool_submit(struct worker_pool *pool, struct pool_job *job)
+{
+	job->next = NULL;
+	pthread_mutex_lock(&pool->lock);
+	if (pool->tail)
+		pool->tail->next = job;
+	else
+		pool->head = job;
+	pool->tail = job;
+	pthread_cond_signal(&pool->cond);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void pool_stop(struct worker_pool *pool)
+{
+	struct pool_job *job, *next;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pool->stopping = true;
+	pthread_cond_broadcast(&pool->cond);
+	pthread_mutex_unlock(&pool->lock);
+	for (int i = 0; i < pool->nthreads; i++)
+		pthread_join(pool->threads[i], NULL);
+	for (job = pool->head; job; job = next) {
+		next = job->next;
+		job->fn(job, true);
+	}
+	pthread_cond_destroy(&pool->cond);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}

@@ -1,0 +1,443 @@
+/* NFSv4.0/4.1/4.2 (RFC 7530, RFC 8881, RFC 7862): internal interfaces.
+ *
+ * compound.c runs a COMPOUND through the operation table; each operation
+ * handler decodes its own arguments from the compound's input cursor,
+ * acts, and encodes its result body (the status word is written by the
+ * loop). State (clients, sessions, stateids, opens, locks) lives in
+ * state.c behind one mutex; the name space (pseudo root joining the
+ * exports) in pseudofs.c; attributes in attr.c.
+ */
+#ifndef SNFS_NFS4_H
+#define SNFS_NFS4_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "rpc/rpc.h"
+#include "server/exports.h"
+#include "server/fh.h"
+#include "xdr/xdr.h"
+
+/* ---- operation numbers (RFC 7530 16, RFC 8881 18, RFC 7862 15) ---- */
+enum nfs4_op {
+	OP4_ACCESS = 3,
+	OP4_CLOSE = 4,
+	OP4_COMMIT = 5,
+	OP4_CREATE = 6,
+	OP4_DELEGPURGE = 7,
+	OP4_DELEGRETURN = 8,
+	OP4_GETATTR = 9,
+	OP4_GETFH = 10,
+	OP4_LINK = 11,
+	OP4_LOCK = 12,
+	OP4_LOCKT = 13,
+	OP4_LOCKU = 14,
+	OP4_LOOKUP = 15,
+	OP4_LOOKUPP = 16,
+	OP4_NVERIFY = 17,
+	OP4_OPEN = 18,
+	OP4_OPENATTR = 19,
+	OP4_OPEN_CONFIRM = 20,
+	OP4_OPEN_DOWNGRADE = 21,
+	OP4_PUTFH = 22,
+	OP4_PUTPUBFH = 23,
+	OP4_PUTROOTFH = 24,
+	OP4_READ = 25,
+	OP4_READDIR = 26,
+	OP4_READLINK = 27,
+	OP4_REMOVE = 28,
+	OP4_RENAME = 29,
+	OP4_RENEW = 30,
+	OP4_RESTOREFH = 31,
+	OP4_SAVEFH = 32,
+	OP4_SECINFO = 33,
+	OP4_SETATTR = 34,
+	OP4_SETCLIENTID = 35,
+	OP4_SETCLIENTID_CONFIRM = 36,
+	OP4_VERIFY = 37,
+	OP4_WRITE = 38,
+	OP4_RELEASE_LOCKOWNER = 39,
+	OP4_BACKCHANNEL_CTL = 40,
+	OP4_BIND_CONN_TO_SESSION = 41,
+	OP4_EXCHANGE_ID = 42,
+	OP4_CREATE_SESSION = 43,
+	OP4_DESTROY_SESSION = 44,
+	OP4_FREE_STATEID = 45,
+	OP4_GET_DIR_DELEGATION = 46,
+	OP4_GETDEVICEINFO = 47,
+	OP4_GETDEVICELIST = 48,
+	OP4_LAYOUTCOMMIT = 49,
+	OP4_LAYOUTGET = 50,
+	OP4_LAYOUTRETURN = 51,
+	OP4_SECINFO_NO_NAME = 52,
+	OP4_SEQUENCE = 53,
+	OP4_SET_SSV = 54,
+	OP4_TEST_STATEID = 55,
+	OP4_WANT_DELEGATION = 56,
+	OP4_DESTROY_CLIENTID = 57,
+	OP4_RECLAIM_COMPLETE = 58,
+	OP4_ALLOCATE = 59,
+	OP4_COPY = 60,
+	OP4_COPY_NOTIFY = 61,
+	OP4_DEALLOCATE = 62,
+	OP4_IO_ADVISE = 63,
+	OP4_LAYOUTERROR = 64,
+	OP4_LAYOUTSTATS = 65,
+	OP4_OFFLOAD_CANCEL = 66,
+	OP4_OFFLOAD_STATUS = 67,
+	OP4_READ_PLUS = 68,
+	OP4_SEEK = 69,
+	OP4_WRITE_SAME = 70,
+	OP4_CLONE = 71,
+	OP4_GETXATTR = 72,
+	OP4_SETXATTR = 73,
+	OP4_LISTXATTRS = 74,
+	OP4_REMOVEXATTR = 75,
+	OP4_MAX = 75,
+	OP4_ILLEGAL = 10044,
+};
+
+/* ---- nfsstat4 ---- */
+enum {
+	NFS4_OK = 0,
+	NFS4ERR_PERM = 1,
+	NFS4ERR_NOENT = 2,
+	NFS4ERR_IO = 5,
+	NFS4ERR_NXIO = 6,
+	NFS4ERR_ACCESS = 13,
+	NFS4ERR_EXIST = 17,
+	NFS4ERR_XDEV = 18,
+	NFS4ERR_NOTDIR = 20,
+	NFS4ERR_ISDIR = 21,
+	NFS4ERR_INVAL = 22,
+	NFS4ERR_FBIG = 27,
+	NFS4ERR_NOSPC = 28,
+	NFS4ERR_ROFS = 30,
+	NFS4ERR_MLINK = 31,
+	NFS4ERR_NAMETOOLONG = 63,
+	NFS4ERR_NOTEMPTY = 66,
+	NFS4ERR_DQUOT = 69,
+	NFS4ERR_STALE = 70,
+	NFS4ERR_BADHANDLE = 10001,
+	NFS4ERR_BAD_COOKIE = 10003,
+	NFS4ERR_NOTSUPP = 10004,
+	NFS4ERR_TOOSMALL = 10005,
+	NFS4ERR_SERVERFAULT = 10006,
+	NFS4ERR_BADTYPE = 10007,
+	NFS4ERR_DELAY = 10008,
+	NFS4ERR_SAME = 10009,
+	NFS4ERR_DENIED = 10010,
+	NFS4ERR_EXPIRED = 10011,
+	NFS4ERR_LOCKED = 10012,
+	NFS4ERR_GRACE = 10013,
+	NFS4ERR_FHEXPIRED = 10014,
+	NFS4ERR_SHARE_DENIED = 10015,
+	NFS4ERR_WRONGSEC = 10016,
+	NFS4ERR_CLID_INUSE = 10017,
+	NFS4ERR_RESOURCE = 10018,
+	NFS4ERR_MOVED = 10019,
+	NFS4ERR_NOFILEHANDLE = 10020,
+	NFS4ERR_MINOR_VERS_MISMATCH = 10021,
+	NFS4ERR_STALE_CLIENTID = 10022,
+	NFS4ERR_STALE_STATEID = 10023,
+	NFS4ERR_OLD_STATEID = 10024,
+	NFS4ERR_BAD_STATEID = 10025,
+	NFS4ERR_BAD_SEQID = 10026,
+	NFS4ERR_NOT_SAME = 10027,
+	NFS4ERR_LOCK_RANGE = 10028,
+	NFS4ERR_SYMLINK = 10029,
+	NFS4ERR_RESTOREFH = 10030,
+	NFS4ERR_ATTRNOTSUPP = 10032,
+	NFS4ERR_NO_GRACE = 10033,
+	NFS4ERR_RECLAIM_BAD = 10034,
+	NFS4ERR_RECLAIM_CONFLICT = 10035,
+	NFS4ERR_BADXDR = 10036,
+	NFS4ERR_LOCKS_HELD = 10037,
+	NFS4ERR_OPENMODE = 10038,
+	NFS4ERR_BADOWNER = 10039,
+	NFS4ERR_BADCHAR = 10040,
+	NFS4ERR_BADNAME = 10041,
+	NFS4ERR_BAD_RANGE = 10042,
+	NFS4ERR_LOCK_NOTSUPP = 10043,
+	NFS4ERR_OP_ILLEGAL = 10044,
+	NFS4ERR_DEADLOCK = 10045,
+	NFS4ERR_FILE_OPEN = 10046,
+	NFS4ERR_ADMIN_REVOKED = 10047,
+	NFS4ERR_CB_PATH_DOWN = 10048,
+	NFS4ERR_BADSESSION = 10052,
+	NFS4ERR_BADSLOT = 10053,
+	NFS4ERR_COMPLETE_ALREADY = 10054,
+	NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
+	NFS4ERR_SEQ_MISORDERED = 10063,
+	NFS4ERR_SEQUENCE_POS = 10064,
+	NFS4ERR_REQ_TOO_BIG = 10065,
+	NFS4ERR_REP_TOO_BIG = 10066,
+	NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067,
+	NFS4ERR_RETRY_UNCACHED_REP = 10068,
+	NFS4ERR_TOO_MANY_OPS = 10070,
+	NFS4ERR_OP_NOT_IN_SESSION = 10071,
+	NFS4ERR_CLIENTID_BUSY = 10074,
+	NFS4ERR_SEQ_FALSE_RETRY = 10076,
+	NFS4ERR_BAD_HIGH_SLOT = 10077,
+	NFS4ERR_DEADSESSION = 10078,
+	NFS4ERR_NOT_ONLY_OP = 10081,
+	NFS4ERR_WRONG_CRED = 10082,
+	NFS4ERR_WRONG_TYPE = 10083,
+	NFS4ERR_UNION_NOTSUPP = 10090,
+	NFS4ERR_OFFLOAD_NO_REQS = 10094,
+};
+
+/* A handler's private result: the op's reply (status and body) has been
+ * written already from a 4.0 seqid replay cache. */
+#define NFS4_REPLAYED 0xffffffffu
+
+/* ---- limits ---- */
+#define NFS4_MAX_MINOR 2
+#define NFS4_MAX_OPS 128	       /* per COMPOUND (TOO_MANY_OPS/RESOURCE) */
+#define NFS4_TAG_MAX 256	       /* longer tags are refused (BADXDR) */
+#define NFS4_OPAQUE_LIMIT 1024	       /* owners, client ids */
+#define NFS4_MAXIO (1024 * 1024)       /* maxread, maxwrite */
+#define NFS4_RPC_HDR 24		       /* accepted reply header, AUTH_NONE */
+#define NFS4_MAX_SLOTS 64
+#define NFS4_VERIFIER_SIZE 8
+#define NFS4_SESSIONID_SIZE 16
+#define NFS4_OTHER_SIZE 12
+
+/* ---- file types (nfs_ftype4) ---- */
+enum { NF4REG = 1, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO };
+
+struct nfs4_stateid {
+	uint32_t seqid;
+	uint8_t other[NFS4_OTHER_SIZE];
+};
+
+/* The current or saved file handle of a COMPOUND. A pseudo node is named
+ * by a prefix of some export's path (plen bytes of ex->path; plen 0 is
+ * the root "/"); its wire handle is our own (pseudofs.c). */
+enum nfs4_fh_kind { FH4_NONE = 0, FH4_PSEUDO, FH4_EXPORT };
+
+struct nfs4_fh {
+	enum nfs4_fh_kind kind;
+	struct export *ex; /* FH4_EXPORT; for FH4_PSEUDO any export below */
+	size_t plen;	   /* FH4_PSEUDO */
+	struct bk_handle bh;
+	const struct export_rule *rule;
+	struct bk_cred cred;
+	bool rw;
+};
+
+struct nfs4_server;
+struct nfs4_session;
+struct snfsd;
+
+struct nfs4_compound {
+	struct rpc_call *call;
+	struct snfsd *srv;
+	struct nfs4_server *st;
+	struct export_table *tab;
+	uint32_t minor;
+	uint32_t opnum, opidx, nops;
+	struct xdr_in *args;
+	struct xdr_out *res;
+	size_t res_start; /* where this COMPOUND's reply body begins */
+	size_t oppos;	  /* where the current op's status word is */
+	struct nfs4_fh cfh, sfh;
+	struct nfs4_stateid cur_sid, saved_sid;
+	bool cur_sid_set, saved_sid_set;
+	/* 4.1 session of this compound (a reference is held) */
+	struct nfs4_session *session;
+	uint32_t slotid;
+	bool cachethis;
+	uint32_t maxresp; /* 4.1: ca_maxresponsesize, else 0 */
+	uint32_t maxresp_cached;
+	uint64_t clientid; /* of the session, or 0 */
+	/* 4.0: owner whose last reply must be saved after this op */
+	uint64_t replay_owner;
+	bool replay_owner_set;
+	/* SEQUENCE replied from the slot cache: the loop stops */
+	bool replayed;
+	/* SEQUENCE found an uncached retry: next op gets RETRY_UNCACHED_REP */
+	bool retry_uncached;
+	bool destroyed_session; /* DESTROY_SESSION of our own session */
+};
+
+typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *c);
+
+const char *nfs4_op_name(uint32_t op);
+
+/* ---- xdr4.c: codec helpers ---- */
+uint32_t nfs4_errno(int err);
+bool nfs4_get_stateid(struct xdr_in *x, struct nfs4_stateid *s);
+bool nfs4_put_stateid(struct xdr_out *x, const struct nfs4_stateid *s);
+/* bitmap4 of at most 3 words (more words are read and must be zero). */
+bool nfs4_get_bitmap(struct xdr_in *x, uint32_t bm[3]);
+bool nfs4_put_bitmap(struct xdr_out *x, const uint32_t bm[3]);
+/* component4: a name, checked: NFS4_OK or INVAL/NAMETOOLONG/BADNAME. */
+uint32_t nfs4_get_name(struct xdr_in *x, char name[BK_NAME_MAX + 1]);
+bool nfs4_put_time(struct xdr_out *x, const struct timespec *t);
+bool nfs4_put_cinfo(struct xdr_out *x, bool atomic, uint64_t before,
+		    uint64_t after);
+
+/* ---- pseudofs.c: name space and file handles ---- */
+uint32_t nfs4_fh_root(struct nfs4_compound *c, struct nfs4_fh *fh);
+uint32_t nfs4_fh_from_wire(struct nfs4_compound *c, const uint8_t *p,
+			   uint32_t len, struct nfs4_fh *fh);
+uint32_t nfs4_fh_to_wire(struct nfs4_compound *c, const struct nfs4_fh *fh,
+			 struct nfs_fh *out);
+uint32_t nfs4_pseudo_lookup(struct nfs4_compound *c, const struct nfs4_fh *dir,
+			    const char *name, struct nfs4_fh *out);
+uint32_t nfs4_lookupp(struct nfs4_compound *c, const struct nfs4_fh *fh,
+		      struct nfs4_fh *out);
+uint64_t nfs4_pseudo_fileid(const struct nfs4_fh *fh);
+/* mounted_on_fileid of an export root: its node in the pseudo tree. */
+uint64_t nfs4_export_mounted_on(const struct export *ex);
+bool nfs4_fh_is_export_root(const struct nfs4_fh *fh);
+/* READDIR of a pseudo directory: entries from cookie; encodes the entry
+ * list like fileops.c does. */
+uint32_t nfs4_pseudo_readdir(struct nfs4_compound *c, uint64_t cookie,
+			     uint32_t maxcount, const uint32_t req[3]);
+
+/* ---- attr.c ---- */
+struct nfs4_attr_src {
+	const struct nfs4_fh *fh;
+	struct bk_attr a;	/* filled for FH4_EXPORT */
+	uint32_t rdattr_error;	/* if non-zero, only rdattr_error is given */
+	bool mounted_on_set;
+	uint64_t mounted_on;
+};
+void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3]);
+/* Fill src->a for the object (backend getattr or pseudo attributes). */
+uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
+			struct nfs4_attr_src *src);
+/* Encode fattr4 (bitmap of what is given, then attrlist4). getattr is
+ * true for GETATTR (write-only attributes are then an error). */
+uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
+			   const uint32_t req[3], struct nfs4_attr_src *src);
+/* Decode fattr4 for SETATTR/CREATE/OPEN into sa; the attributes given go
+ * to set[] (attrset of the reply). */
+uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
+			   struct bk_setattr *sa, uint32_t set[3]);
+uint32_t nfs4_op_getattr(struct nfs4_compound *c);
+uint32_t nfs4_op_setattr(struct nfs4_compound *c);
+uint32_t nfs4_op_verify(struct nfs4_compound *c);
+uint32_t nfs4_op_nverify(struct nfs4_compound *c);
+
+/* ---- fileops.c ---- */
+uint32_t nfs4_need_export(struct nfs4_compound *c); /* cfh on an export */
+uint32_t nfs4_need_write(struct nfs4_compound *c);  /* ... and rw */
+uint32_t nfs4_cfh_type(struct nfs4_compound *c, enum bk_ftype *type);
+uint32_t nfs4_op_putrootfh(struct nfs4_compound *c);
+uint32_t nfs4_op_putpubfh(struct nfs4_compound *c);
+uint32_t nfs4_op_putfh(struct nfs4_compound *c);
+uint32_t nfs4_op_getfh(struct nfs4_compound *c);
+uint32_t nfs4_op_savefh(struct nfs4_compound *c);
+uint32_t nfs4_op_restorefh(struct nfs4_compound *c);
+uint32_t nfs4_op_lookup(struct nfs4_compound *c);
+uint32_t nfs4_op_lookupp(struct nfs4_compound *c);
+uint32_t nfs4_op_access(struct nfs4_compound *c);
+uint32_t nfs4_op_readlink(struct nfs4_compound *c);
+uint32_t nfs4_op_create(struct nfs4_compound *c);
+uint32_t nfs4_op_remove(struct nfs4_compound *c);
+uint32_t nfs4_op_rename(struct nfs4_compound *c);
+uint32_t nfs4_op_link(struct nfs4_compound *c);
+uint32_t nfs4_op_readdir(struct nfs4_compound *c);
+uint32_t nfs4_op_secinfo(struct nfs4_compound *c);
+uint32_t nfs4_op_secinfo_no_name(struct nfs4_compound *c);
+/* Encode one READDIR entry (value-follows, cookie, name, attrs); false if
+ * it does not fit in limit bytes of x (x is then unchanged). */
+bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x,
+		     size_t limit, uint64_t cookie, const char *name,
+		     uint32_t namelen, const uint32_t req[3],
+		     struct nfs4_attr_src *src);
+
+/* ---- io.c ---- */
+uint32_t nfs4_op_open(struct nfs4_compound *c);
+uint32_t nfs4_op_open_confirm(struct nfs4_compound *c);
+uint32_t nfs4_op_open_downgrade(struct nfs4_compound *c);
+uint32_t nfs4_op_close(struct nfs4_compound *c);
+uint32_t nfs4_op_read(struct nfs4_compound *c);
+uint32_t nfs4_op_write(struct nfs4_compound *c);
+uint32_t nfs4_op_commit(struct nfs4_compound *c);
+uint32_t nfs4_op_delegreturn(struct nfs4_compound *c);
+uint32_t nfs4_op_delegpurge(struct nfs4_compound *c);
+/* Data bytes that fit in the reply after overhead more bytes. */
+uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
+		      uint32_t overhead);
+
+/* ---- v42.c ---- */
+uint32_t nfs4_op_read_plus(struct nfs4_compound *c);
+uint32_t nfs4_op_seek(struct nfs4_compound *c);
+uint32_t nfs4_op_allocate(struct nfs4_compound *c);
+uint32_t nfs4_op_deallocate(struct nfs4_compound *c);
+uint32_t nfs4_op_copy(struct nfs4_compound *c);
+uint32_t nfs4_op_clone(struct nfs4_compound *c);
+
+/* ---- state.c ---- */
+enum { STID_ANY = 0, STID_READ = 1, STID_WRITE = 2 };
+struct nfs4_server *nfs4_server_get(struct snfsd *s);
+void nfs4_server_free(struct nfs4_server *st);
+uint32_t nfs4_lease_time(const struct nfs4_server *st);
+/* Drop the state of clients whose lease ran out (called per COMPOUND). */
+void nfs4_state_sweep(struct nfs4_server *st);
+/* Check a stateid for I/O on the current file (READ/WRITE/SETATTR size,
+ * 4.2 ops): special stateids, open modes, share reservations. */
+uint32_t nfs4_check_io_stateid(struct nfs4_compound *c,
+			       const struct nfs4_stateid *sid, int mode);
+/* Replace the 4.1 "current stateid" special value by the compound's. */
+uint32_t nfs4_resolve_stateid(struct nfs4_compound *c,
+			      struct nfs4_stateid *sid);
+void nfs4_set_cur_stateid(struct nfs4_compound *c,
+			  const struct nfs4_stateid *sid);
+/* 4.1 sessions: SEQUENCE bookkeeping done by the compound loop. */
+void nfs4_session_done(struct nfs4_compound *c, const uint8_t *reply,
+		       size_t len);
+/* 4.0: store an owner's last reply for seqid replay. */
+void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
+			   const uint8_t *p, size_t len);
+bool nfs4_in_grace(struct nfs4_server *st);
+
+uint32_t nfs4_op_setclientid(struct nfs4_compound *c);
+uint32_t nfs4_op_setclientid_confirm(struct nfs4_compound *c);
+uint32_t nfs4_op_renew(struct nfs4_compound *c);
+uint32_t nfs4_op_exchange_id(struct nfs4_compound *c);
+uint32_t nfs4_op_create_session(struct nfs4_compound *c);
+uint32_t nfs4_op_destroy_session(struct nfs4_compound *c);
+uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c);
+uint32_t nfs4_op_sequence(struct nfs4_compound *c);
+uint32_t nfs4_op_bind_conn_to_session(struct nfs4_compound *c);
+uint32_t nfs4_op_reclaim_complete(struct nfs4_compound *c);
+uint32_t nfs4_op_test_stateid(struct nfs4_compound *c);
+uint32_t nfs4_op_free_stateid(struct nfs4_compound *c);
+uint32_t nfs4_op_lock(struct nfs4_compound *c);
+uint32_t nfs4_op_lockt(struct nfs4_compound *c);
+uint32_t nfs4_op_locku(struct nfs4_compound *c);
+uint32_t nfs4_op_release_lockowner(struct nfs4_compound *c);
+
+/* Open state for io.c. */
+struct nfs4_open_args {
+	uint32_t seqid;
+	uint32_t access, deny;
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t ownerlen;
+	uint32_t claim;
+	bool created; /* a new file: no access check, no share conflict */
+};
+/* Check owner/seqid before the file system is touched. Returns NFS4_OK,
+ * an error, or NFS4_REPLAYED (the reply was written). */
+uint32_t nfs4_open_begin(struct nfs4_compound *c,
+			 const struct nfs4_open_args *a);
+/* Record the open of the current file; fills sid and *confirm (4.0). */
+uint32_t nfs4_open_finish(struct nfs4_compound *c,
+			  const struct nfs4_open_args *a,
+			  struct nfs4_stateid *sid, bool *confirm);
+uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
+				 struct nfs4_stateid *sid);
+uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
+				   struct nfs4_stateid *sid, uint32_t access,
+				   uint32_t deny);
+uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
+			  struct nfs4_stateid *sid);
+
+#endif

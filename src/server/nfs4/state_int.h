@@ -1,0 +1,127 @@
+/* NFSv4 state objects, shared by state.c (clients, sessions, leases,
+ * grace) and stateid.c (opens, share reservations, byte-range locks).
+ * Everything here is guarded by nfs4_server.lock. */
+#ifndef SNFS_NFS4_STATE_INT_H
+#define SNFS_NFS4_STATE_INT_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include "server/nfs4/nfs4.h"
+
+struct nfs4_client;
+
+struct nfs4_slot {
+	uint32_t seqid;
+	bool busy;
+	bool uncached; /* the last reply was not kept */
+	uint8_t *reply;
+	size_t len;
+};
+
+struct nfs4_session {
+	struct nfs4_session *next;
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	struct nfs4_client *cl; /* NULL once unlinked */
+	uint32_t nslots;
+	uint32_t maxreq, maxresp, maxresp_cached, maxops;
+	int refs; /* COMPOUNDs running on it */
+	bool dead;
+	struct nfs4_slot slots[NFS4_MAX_SLOTS];
+};
+
+/* An open-owner or lock-owner. */
+struct nfs4_owner {
+	struct nfs4_owner *next;
+	struct nfs4_client *cl;
+	uint64_t id;
+	bool lock;
+	uint8_t *data;
+	uint32_t len;
+	uint32_t seqid; /* 4.0: the last seqid seen */
+	bool confirmed; /* 4.0 open-owner */
+	uint8_t *reply; /* 4.0: the last reply, for a retransmission */
+	size_t reply_len;
+};
+
+/* A byte range [start, end] (inclusive) held by a lock stateid. */
+struct nfs4_range {
+	struct nfs4_range *next;
+	uint64_t start, end;
+	bool write;
+};
+
+struct nfs4_file;
+
+struct nfs4_stid {
+	struct nfs4_stid *next;	 /* all stateids */
+	struct nfs4_stid *fnext; /* on its file */
+	uint64_t id;
+	uint32_t seqid;
+	bool lock;
+	struct nfs4_owner *owner;
+	struct nfs4_client *cl;
+	struct nfs4_file *file;
+	uint32_t access, deny;	     /* open */
+	struct nfs4_stid *open;	     /* lock: the open it came from */
+	struct nfs4_range *ranges;   /* lock */
+};
+
+struct nfs4_file {
+	struct nfs4_file *next;
+	uint32_t fsid;
+	struct bk_handle bh;
+	struct nfs4_stid *stids;
+};
+
+struct nfs4_client {
+	struct nfs4_client *next;
+	uint64_t clientid;
+	uint8_t verifier[NFS4_VERIFIER_SIZE];
+	uint8_t *owner;
+	uint32_t ownerlen;
+	uint32_t minor;
+	bool confirmed;
+	uint8_t confirm[NFS4_VERIFIER_SIZE]; /* 4.0 SETCLIENTID_CONFIRM */
+	uint32_t cs_seq;		     /* 4.1: next CREATE_SESSION */
+	uint8_t *cs_reply;		     /* the last CREATE_SESSION reply */
+	size_t cs_len;
+	time_t renewed; /* monotonic seconds */
+	bool reclaim_complete;
+	bool may_reclaim; /* named in the previous instance's record */
+	struct nfs4_session *sessions;
+	struct nfs4_owner *owners;
+};
+
+struct nfs4_server {
+	pthread_mutex_t lock;
+	struct snfsd *srv;
+	uint32_t epoch; /* boot time: in clientids and stateids */
+	uint64_t next_id;
+	uint32_t lease;
+	struct nfs4_client *clients;
+	struct nfs4_file *files;
+	struct nfs4_stid *stids;
+	time_t last_sweep;
+	/* Grace (RFC 8881 8.4.2): owners of the clients confirmed by the
+	 * previous instance; they may reclaim until grace_end. */
+	time_t grace_end;
+	char **reclaim;
+	size_t nreclaim;
+	char *record_path;
+};
+
+time_t nfs4_now(void);
+struct nfs4_client *nfs4_client_find(struct nfs4_server *st, uint64_t id,
+				     bool confirmed_only);
+/* The client of this COMPOUND: the session's (4.1) or clientid's (4.0).
+ * Renews its lease. */
+uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid,
+			struct nfs4_client **out);
+uint64_t nfs4_new_id(struct nfs4_server *st);
+bool nfs4_grace_locked(struct nfs4_server *st);
+/* stateid.c: drop every open and lock of a client. */
+void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl);
+void nfs4_owner_free(struct nfs4_owner *o);
+
+#endif

@@ -1,0 +1,965 @@
+/* NFSv4 stateids: opens with share reservations, byte-range locks, and
+ * the 4.0 owner seqids with replay of the last reply (RFC 7530 9,
+ * RFC 8881 8-9). LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER, TEST_STATEID,
+ * FREE_STATEID live here; OPEN's file system half is in io.c.
+ *
+ * A stateid's "other" is the server's boot epoch and a unique id, so one
+ * from a previous instance is recognised as stale. Locks are kept here,
+ * per lock stateid, and enforced between NFSv4 clients. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/nfs4/state_int.h"
+#include "server/snfsd.h"
+
+enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
+enum { SHARE_READ = 1, SHARE_WRITE = 2 };
+
+/* ---- owners ---- */
+
+void nfs4_owner_free(struct nfs4_owner *o)
+{
+	free(o->data);
+	free(o->reply);
+	free(o);
+}
+
+static struct nfs4_owner *owner_find(struct nfs4_client *cl, bool lock,
+				     const uint8_t *p, uint32_t n)
+{
+	for (struct nfs4_owner *o = cl->owners; o; o = o->next)
+		if (o->lock == lock && o->len == n && !memcmp(o->data, p, n))
+			return o;
+	return NULL;
+}
+
+static struct nfs4_owner *owner_by_id(struct nfs4_server *st, uint64_t id)
+{
+	for (struct nfs4_client *cl = st->clients; cl; cl = cl->next)
+		for (struct nfs4_owner *o = cl->owners; o; o = o->next)
+			if (o->id == id)
+				return o;
+	return NULL;
+}
+
+static struct nfs4_owner *owner_new(struct nfs4_server *st,
+				    struct nfs4_client *cl, bool lock,
+				    const uint8_t *p, uint32_t n,
+				    uint32_t seqid)
+{
+	struct nfs4_owner *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->data = malloc(n ? n : 1);
+	if (!o->data) {
+		free(o);
+		return NULL;
+	}
+	memcpy(o->data, p, n);
+	o->len = n;
+	o->lock = lock;
+	o->cl = cl;
+	o->id = nfs4_new_id(st);
+	o->seqid = seqid - 1; /* so the first request checks as next */
+	o->next = cl->owners;
+	cl->owners = o;
+	return o;
+}
+
+static void owner_unlink(struct nfs4_owner *o)
+{
+	for (struct nfs4_owner **pp = &o->cl->owners; *pp; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	nfs4_owner_free(o);
+}
+
+void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
+			   const uint8_t *p, size_t len)
+{
+	struct nfs4_owner *o;
+
+	pthread_mutex_lock(&st->lock);
+	o = owner_by_id(st, owner_id);
+	if (o) {
+		uint8_t *r = malloc(len ? len : 1);
+		if (r) {
+			memcpy(r, p, len);
+			free(o->reply);
+			o->reply = r;
+			o->reply_len = len;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* 4.0 seqid rules (RFC 7530 9.1.7): the next seqid goes on; the last one
+ * again is a retransmission, answered with the saved reply; anything
+ * else is BAD_SEQID. 4.1 has sessions for this and ignores seqids. */
+static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
+			    uint32_t seqid)
+{
+	if (c->minor > 0)
+		return NFS4_OK;
+	if (seqid == o->seqid && o->reply) {
+		xdr_out_truncate(c->res, c->oppos);
+		xdr_put_fixed(c->res, o->reply, o->reply_len);
+		return NFS4_REPLAYED;
+	}
+	if (seqid != o->seqid + 1)
+		return NFS4ERR_BAD_SEQID;
+	o->seqid = seqid;
+	c->replay_owner = o->id;
+	c->replay_owner_set = true;
+	return NFS4_OK;
+}
+
+/* ---- files and stateids ---- */
+
+static struct nfs4_file *file_get(struct nfs4_server *st,
+				  const struct nfs4_fh *fh, bool create)
+{
+	struct nfs4_file *f;
+
+	for (f = st->files; f; f = f->next)
+		if (f->fsid == fh->ex->fsid && f->bh.len == fh->bh.len &&
+		    !memcmp(f->bh.data, fh->bh.data, fh->bh.len))
+			return f;
+	if (!create)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->fsid = fh->ex->fsid;
+	f->bh = fh->bh;
+	f->next = st->files;
+	st->files = f;
+	return f;
+}
+
+static void file_put(struct nfs4_server *st, struct nfs4_file *f)
+{
+	if (f->stids)
+		return;
+	for (struct nfs4_file **pp = &st->files; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	free(f);
+}
+
+static void stid_to_wire(const struct nfs4_server *st,
+			 const struct nfs4_stid *s, struct nfs4_stateid *out)
+{
+	out->seqid = s->seqid;
+	for (int i = 0; i < 4; i++)
+		out->other[i] = (uint8_t)(st->epoch >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++)
+		out->other[4 + i] = (uint8_t)(s->id >> (56 - 8 * i));
+}
+
+static struct nfs4_stid *stid_new(struct nfs4_server *st,
+				  struct nfs4_client *cl,
+				  struct nfs4_owner *o, struct nfs4_file *f,
+				  bool lock)
+{
+	struct nfs4_stid *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = nfs4_new_id(st);
+	s->seqid = 1;
+	s->lock = lock;
+	s->owner = o;
+	s->cl = cl;
+	s->file = f;
+	s->next = st->stids;
+	st->stids = s;
+	s->fnext = f->stids;
+	f->stids = s;
+	return s;
+}
+
+static void ranges_free(struct nfs4_range *r)
+{
+	while (r) {
+		struct nfs4_range *n = r->next;
+		free(r);
+		r = n;
+	}
+}
+
+static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
+{
+	struct nfs4_file *f = s->file;
+
+	for (struct nfs4_stid **pp = &st->stids; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	for (struct nfs4_stid **pp = &f->stids; *pp; pp = &(*pp)->fnext)
+		if (*pp == s) {
+			*pp = s->fnext;
+			break;
+		}
+	ranges_free(s->ranges);
+	free(s);
+	file_put(st, f);
+}
+
+/* An open goes with the lock stateids made from it. */
+static void open_free(struct nfs4_server *st, struct nfs4_stid *open)
+{
+	struct nfs4_stid *s, *n;
+
+	for (s = st->stids; s; s = n) {
+		n = s->next;
+		if (s->lock && s->open == open)
+			stid_free(st, s);
+	}
+	stid_free(st, open);
+}
+
+void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl)
+{
+	struct nfs4_stid *s, *n;
+
+	for (s = st->stids; s; s = n) {
+		n = s->next;
+		if (s->cl == cl && s->lock)
+			stid_free(st, s);
+	}
+	for (s = st->stids; s; s = n) {
+		n = s->next;
+		if (s->cl == cl)
+			stid_free(st, s);
+	}
+}
+
+static bool sid_is(const struct nfs4_stateid *s, uint32_t seqid, int fill)
+{
+	if (s->seqid != seqid)
+		return false;
+	for (int i = 0; i < NFS4_OTHER_SIZE; i++)
+		if (s->other[i] != (uint8_t)fill)
+			return false;
+	return true;
+}
+
+static bool sid_anonymous(const struct nfs4_stateid *s)
+{
+	return sid_is(s, 0, 0) || sid_is(s, UINT32_MAX, 0xff);
+}
+
+/* Find a stateid and check its seqid (RFC 8881 8.2.2): 0 in 4.1 means
+ * "the current one"; older is OLD_STATEID, newer BAD_STATEID. */
+static uint32_t stid_lookup(struct nfs4_compound *c,
+			    const struct nfs4_stateid *sid,
+			    struct nfs4_stid **out)
+{
+	uint32_t epoch = (uint32_t)sid->other[0] << 24 |
+			 (uint32_t)sid->other[1] << 16 |
+			 (uint32_t)sid->other[2] << 8 | sid->other[3];
+	uint64_t id = 0;
+	struct nfs4_stid *s;
+
+	if (epoch != c->st->epoch)
+		return c->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
+	for (int i = 0; i < 8; i++)
+		id = id << 8 | sid->other[4 + i];
+	for (s = c->st->stids; s; s = s->next)
+		if (s->id == id)
+			break;
+	if (!s)
+		return NFS4ERR_BAD_STATEID;
+	if (c->minor > 0 && sid->seqid == 0)
+		; /* the current seqid, whatever it is */
+	else if (sid->seqid < s->seqid)
+		return NFS4ERR_OLD_STATEID;
+	else if (sid->seqid > s->seqid)
+		return NFS4ERR_BAD_STATEID;
+	/* 4.1: a stateid is only good with its own client's session. */
+	if (c->minor > 0 && s->cl->clientid != c->clientid)
+		return NFS4ERR_BAD_STATEID;
+	*out = s;
+	return NFS4_OK;
+}
+
+static bool stid_on_cfh(const struct nfs4_compound *c,
+			const struct nfs4_stid *s)
+{
+	const struct nfs4_file *f = s->file;
+
+	return c->cfh.kind == FH4_EXPORT && f->fsid == c->cfh.ex->fsid &&
+	       f->bh.len == c->cfh.bh.len &&
+	       !memcmp(f->bh.data, c->cfh.bh.data, f->bh.len);
+}
+
+uint32_t nfs4_resolve_stateid(struct nfs4_compound *c,
+			      struct nfs4_stateid *sid)
+{
+	/* RFC 8881 16.2.3.1.2: seqid 1, other zero means the current
+	 * stateid of the COMPOUND. */
+	if (c->minor == 0 || !sid_is(sid, 1, 0))
+		return NFS4_OK;
+	if (!c->cur_sid_set)
+		return NFS4ERR_BAD_STATEID;
+	*sid = c->cur_sid;
+	return NFS4_OK;
+}
+
+void nfs4_set_cur_stateid(struct nfs4_compound *c,
+			  const struct nfs4_stateid *sid)
+{
+	c->cur_sid = *sid;
+	c->cur_sid_set = true;
+}
+
+uint32_t nfs4_check_io_stateid(struct nfs4_compound *c,
+			       const struct nfs4_stateid *sid, int mode)
+{
+	struct nfs4_stid *s, *open;
+	struct nfs4_file *f;
+	uint32_t st = NFS4_OK;
+
+	if (c->cfh.kind != FH4_EXPORT)
+		return NFS4_OK;
+	pthread_mutex_lock(&c->st->lock);
+	if (sid_anonymous(sid)) {
+		/* No open of ours: other opens' deny modes still hold
+		 * (RFC 7530 9.1.4.3). */
+		f = file_get(c->st, &c->cfh, false);
+		for (s = f ? f->stids : NULL; s && !st; s = s->fnext)
+			if (!s->lock && (s->deny & (uint32_t)mode))
+				st = NFS4ERR_LOCKED;
+		goto out;
+	}
+	st = stid_lookup(c, sid, &s);
+	if (st)
+		goto out;
+	if (!stid_on_cfh(c, s)) {
+		st = NFS4ERR_BAD_STATEID;
+		goto out;
+	}
+	s->cl->renewed = nfs4_now();
+	open = s->lock ? s->open : s;
+	/* READ with a write-only open is allowed, as Linux does (the
+	 * client reads around partial page writes). */
+	if (mode == STID_WRITE && !(open->access & SHARE_WRITE))
+		st = NFS4ERR_OPENMODE;
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+/* ---- OPEN ---- */
+
+static uint32_t share_conflict(const struct nfs4_file *f,
+			       const struct nfs4_stid *self, uint32_t access,
+			       uint32_t deny)
+{
+	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
+		if (s == self || s->lock)
+			continue;
+		if ((access & s->deny) || (deny & s->access))
+			return NFS4ERR_SHARE_DENIED;
+	}
+	return NFS4_OK;
+}
+
+/* Grace rules for an OPEN or LOCK (RFC 8881 8.4.2, 18.51.3). */
+static uint32_t grace_check(struct nfs4_compound *c, struct nfs4_client *cl,
+			    bool reclaim)
+{
+	bool grace = nfs4_grace_locked(c->st);
+
+	if (reclaim) {
+		if (!grace || !cl->may_reclaim || cl->reclaim_complete)
+			return NFS4ERR_NO_GRACE;
+		return NFS4_OK;
+	}
+	if (grace)
+		return NFS4ERR_GRACE;
+	/* A 4.1 client says RECLAIM_COMPLETE before new opens. */
+	if (c->minor > 0 && !cl->reclaim_complete)
+		return NFS4ERR_GRACE;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_open_begin(struct nfs4_compound *c,
+			 const struct nfs4_open_args *a)
+{
+	struct nfs4_client *cl;
+	struct nfs4_owner *o;
+	uint32_t st;
+
+	pthread_mutex_lock(&c->st->lock);
+	st = nfs4_client_of(c, a->clientid, &cl);
+	if (st)
+		goto out;
+	o = owner_find(cl, false, a->owner, a->ownerlen);
+	if (o && c->minor == 0 && !o->confirmed) {
+		/* An unconfirmed owner starts over (RFC 7530 16.16.5). */
+		struct nfs4_stid *s, *n;
+		for (s = c->st->stids; s; s = n) {
+			n = s->next;
+			if (s->owner == o)
+				open_free(c->st, s);
+		}
+		owner_unlink(o);
+		o = NULL;
+	}
+	if (!o) {
+		o = owner_new(c->st, cl, false, a->owner, a->ownerlen,
+			      a->seqid);
+		if (!o) {
+			st = NFS4ERR_RESOURCE;
+			goto out;
+		}
+		o->confirmed = c->minor > 0 || a->claim == 1;
+	}
+	st = seqid_check(c, o, a->seqid);
+	if (st)
+		goto out;
+	c->replay_owner = o->id;
+	st = grace_check(c, cl, a->claim == 1 /* CLAIM_PREVIOUS */);
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_open_finish(struct nfs4_compound *c,
+			  const struct nfs4_open_args *a,
+			  struct nfs4_stateid *sid, bool *confirm)
+{
+	struct nfs4_owner *o;
+	struct nfs4_file *f;
+	struct nfs4_stid *s;
+	uint32_t st;
+
+	pthread_mutex_lock(&c->st->lock);
+	o = owner_by_id(c->st, c->replay_owner);
+	f = o ? file_get(c->st, &c->cfh, true) : NULL;
+	if (!f) {
+		st = o ? NFS4ERR_RESOURCE : NFS4ERR_EXPIRED;
+		goto out;
+	}
+	for (s = f->stids; s; s = s->fnext)
+		if (!s->lock && s->owner == o)
+			break;
+	st = share_conflict(f, s, a->access | (s ? s->access : 0),
+			    a->deny | (s ? s->deny : 0));
+	if (st) {
+		file_put(c->st, f);
+		goto out;
+	}
+	if (s) {
+		/* The same owner opens again: modes add up (an upgrade). */
+		s->access |= a->access;
+		s->deny |= a->deny;
+		s->seqid++;
+	} else {
+		s = stid_new(c->st, o->cl, o, f, false);
+		if (!s) {
+			file_put(c->st, f);
+			st = NFS4ERR_RESOURCE;
+			goto out;
+		}
+		s->access = a->access;
+		s->deny = a->deny;
+	}
+	stid_to_wire(c->st, s, sid);
+	*confirm = c->minor == 0 && !o->confirmed;
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+/* An open stateid on the current file, its owner's seqid checked. */
+static uint32_t open_stid(struct nfs4_compound *c, uint32_t seqid,
+			  const struct nfs4_stateid *sid,
+			  struct nfs4_stid **out)
+{
+	struct nfs4_stid *s;
+	uint32_t st = stid_lookup(c, sid, &s);
+
+	if (st)
+		return st;
+	if (s->lock || !stid_on_cfh(c, s))
+		return NFS4ERR_BAD_STATEID;
+	st = seqid_check(c, s->owner, seqid);
+	if (st)
+		return st;
+	s->cl->renewed = nfs4_now();
+	*out = s;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
+				 struct nfs4_stateid *sid)
+{
+	struct nfs4_stid *s;
+	uint32_t st;
+
+	pthread_mutex_lock(&c->st->lock);
+	st = open_stid(c, seqid, sid, &s);
+	if (!st) {
+		if (s->owner->confirmed) {
+			st = NFS4ERR_BAD_STATEID;
+		} else {
+			s->owner->confirmed = true;
+			s->seqid++;
+			stid_to_wire(c->st, s, sid);
+		}
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
+				   struct nfs4_stateid *sid, uint32_t access,
+				   uint32_t deny)
+{
+	struct nfs4_stid *s;
+	uint32_t st;
+
+	pthread_mutex_lock(&c->st->lock);
+	st = open_stid(c, seqid, sid, &s);
+	if (!st) {
+		/* RFC 7530 16.19.4: only to modes it holds. */
+		if (!access || (access & ~s->access) || (deny & ~s->deny)) {
+			st = NFS4ERR_INVAL;
+		} else {
+			s->access = access;
+			s->deny = deny;
+			s->seqid++;
+			stid_to_wire(c->st, s, sid);
+		}
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
+			  struct nfs4_stateid *sid)
+{
+	struct nfs4_stid *s;
+	uint32_t st;
+
+	pthread_mutex_lock(&c->st->lock);
+	st = open_stid(c, seqid, sid, &s);
+	if (!st) {
+		s->seqid++;
+		stid_to_wire(c->st, s, sid);
+		/* Its locks go too: the Linux client unlocks first; a
+		 * client that does not loses them rather than leaking. */
+		open_free(c->st, s);
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+/* ---- byte-range locks ---- */
+
+struct lock_req {
+	uint32_t type;
+	uint64_t start, end;
+	bool write;
+};
+
+/* offset/length to an inclusive range (RFC 7530 9.2: length all ones is
+ * "to the end"; zero or past the end of the space is INVAL). */
+static uint32_t lock_range(uint32_t type, uint64_t off, uint64_t len,
+			   struct lock_req *r)
+{
+	if (type < READ_LT || type > WRITEW_LT)
+		return NFS4ERR_INVAL;
+	if (len == 0)
+		return NFS4ERR_INVAL;
+	if (len != UINT64_MAX && len - 1 > UINT64_MAX - off)
+		return NFS4ERR_INVAL;
+	r->type = type;
+	r->start = off;
+	r->end = len == UINT64_MAX ? UINT64_MAX : off + len - 1;
+	r->write = type == WRITE_LT || type == WRITEW_LT;
+	return NFS4_OK;
+}
+
+static const struct nfs4_range *
+lock_conflict(const struct nfs4_file *f, const struct nfs4_owner *self,
+	      const struct lock_req *r, const struct nfs4_stid **holder)
+{
+	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
+		if (!s->lock || s->owner == self)
+			continue;
+		for (const struct nfs4_range *g = s->ranges; g; g = g->next)
+			if (g->start <= r->end && r->start <= g->end &&
+			    (r->write || g->write)) {
+				*holder = s;
+				return g;
+			}
+	}
+	return NULL;
+}
+
+static void put_denied(struct xdr_out *x, const struct nfs4_range *g,
+		       const struct nfs4_stid *holder)
+{
+	xdr_put_u64(x, g->start);
+	xdr_put_u64(x, g->end == UINT64_MAX ? UINT64_MAX
+					    : g->end - g->start + 1);
+	xdr_put_u32(x, g->write ? WRITE_LT : READ_LT);
+	xdr_put_u64(x, holder->cl->clientid);
+	xdr_put_opaque(x, holder->owner->data, holder->owner->len);
+}
+
+/* Set [start, end] to type (write/read) or remove it (unlock), cutting
+ * the ranges it overlaps: POSIX semantics within one owner. */
+static int range_set(struct nfs4_stid *s, uint64_t start, uint64_t end,
+		     bool unlock, bool write)
+{
+	struct nfs4_range **pp = &s->ranges, *g, *n;
+
+	while ((g = *pp)) {
+		if (g->end < start || g->start > end) {
+			pp = &g->next;
+			continue;
+		}
+		if (g->start < start && g->end > end) {
+			/* Split in two around the new range. */
+			n = malloc(sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			*n = *g;
+			n->start = end + 1;
+			g->end = start - 1;
+			g->next = n;
+			pp = &n->next;
+			continue;
+		}
+		if (g->start < start) {
+			g->end = start - 1;
+			pp = &g->next;
+		} else if (g->end > end) {
+			g->start = end + 1;
+			pp = &g->next;
+		} else {
+			*pp = g->next;
+			free(g);
+		}
+	}
+	if (unlock)
+		return 0;
+	n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->start = start;
+	n->end = end;
+	n->write = write;
+	n->next = s->ranges;
+	s->ranges = n;
+	return 0;
+}
+
+struct lock_args {
+	uint32_t type;
+	bool reclaim;
+	uint64_t off, len;
+	bool new_owner;
+	uint32_t open_seqid, lock_seqid;
+	struct nfs4_stateid open_sid, lock_sid;
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t ownerlen;
+};
+
+static bool get_lock_args(struct xdr_in *x, struct lock_args *a)
+{
+	if (!xdr_get_u32(x, &a->type) || !xdr_get_bool(x, &a->reclaim) ||
+	    !xdr_get_u64(x, &a->off) || !xdr_get_u64(x, &a->len) ||
+	    !xdr_get_bool(x, &a->new_owner))
+		return false;
+	if (!a->new_owner)
+		return nfs4_get_stateid(x, &a->lock_sid) &&
+		       xdr_get_u32(x, &a->lock_seqid);
+	return xdr_get_u32(x, &a->open_seqid) &&
+	       nfs4_get_stateid(x, &a->open_sid) &&
+	       xdr_get_u32(x, &a->lock_seqid) &&
+	       xdr_get_u64(x, &a->clientid) &&
+	       xdr_get_opaque_ref(x, &a->owner, &a->ownerlen,
+				  NFS4_OPAQUE_LIMIT);
+}
+
+/* The lock stateid for a LOCK: made from the open for a new lock-owner,
+ * else the one given. Seqids per RFC 7530 9.1.7. */
+static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
+			  struct nfs4_stid **out)
+{
+	struct nfs4_stid *open, *s;
+	struct nfs4_owner *lo;
+	struct nfs4_stateid sid;
+	uint32_t st;
+
+	if (!a->new_owner) {
+		sid = a->lock_sid;
+		st = nfs4_resolve_stateid(c, &sid);
+		if (!st)
+			st = stid_lookup(c, &sid, &s);
+		if (st)
+			return st;
+		if (!s->lock || !stid_on_cfh(c, s))
+			return NFS4ERR_BAD_STATEID;
+		st = seqid_check(c, s->owner, a->lock_seqid);
+		if (st)
+			return st;
+		*out = s;
+		return NFS4_OK;
+	}
+	sid = a->open_sid;
+	st = nfs4_resolve_stateid(c, &sid);
+	if (!st)
+		st = open_stid(c, a->open_seqid, &sid, &open);
+	if (st)
+		return st;
+	lo = owner_find(open->cl, true, a->owner, a->ownerlen);
+	if (!lo)
+		lo = owner_new(c->st, open->cl, true, a->owner, a->ownerlen,
+			       a->lock_seqid + 1);
+	if (!lo)
+		return NFS4ERR_RESOURCE;
+	lo->seqid = a->lock_seqid;
+	for (s = open->file->stids; s; s = s->fnext)
+		if (s->lock && s->owner == lo)
+			break;
+	if (!s) {
+		s = stid_new(c->st, open->cl, lo, open->file, true);
+		if (!s)
+			return NFS4ERR_RESOURCE;
+		s->open = open;
+		s->seqid = 0; /* the first LOCK makes it 1 */
+	}
+	*out = s;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_lock(struct nfs4_compound *c)
+{
+	struct lock_args a;
+	struct lock_req r;
+	struct nfs4_stid *s;
+	const struct nfs4_stid *holder;
+	const struct nfs4_range *g;
+	struct nfs4_stateid sid;
+	uint32_t st;
+
+	memset(&a, 0, sizeof(a));
+	if (!get_lock_args(c->args, &a))
+		return NFS4ERR_BADXDR;
+	st = nfs4_need_export(c);
+	if (!st)
+		st = lock_range(a.type, a.off, a.len, &r);
+	if (st)
+		return st;
+	pthread_mutex_lock(&c->st->lock);
+	st = lock_stid(c, &a, &s);
+	if (st)
+		goto out;
+	st = grace_check(c, s->cl, a.reclaim);
+	if (st)
+		goto out;
+	if (r.write && !(s->open->access & SHARE_WRITE)) {
+		st = NFS4ERR_OPENMODE;
+		goto out;
+	}
+	g = lock_conflict(s->file, s->owner, &r, &holder);
+	if (g) {
+		put_denied(c->res, g, holder);
+		st = NFS4ERR_DENIED;
+		goto out;
+	}
+	if (range_set(s, r.start, r.end, false, r.write)) {
+		st = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	s->seqid++;
+	s->cl->renewed = nfs4_now();
+	stid_to_wire(c->st, s, &sid);
+	nfs4_put_stateid(c->res, &sid);
+	nfs4_set_cur_stateid(c, &sid);
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_op_lockt(struct nfs4_compound *c)
+{
+	uint32_t type, ownerlen, st;
+	uint64_t off, len, clientid;
+	const uint8_t *owner;
+	struct lock_req r;
+	struct nfs4_client *cl;
+	struct nfs4_file *f;
+	const struct nfs4_stid *holder;
+	const struct nfs4_range *g;
+
+	if (!xdr_get_u32(c->args, &type) || !xdr_get_u64(c->args, &off) ||
+	    !xdr_get_u64(c->args, &len) || !xdr_get_u64(c->args, &clientid) ||
+	    !xdr_get_opaque_ref(c->args, &owner, &ownerlen,
+				NFS4_OPAQUE_LIMIT))
+		return NFS4ERR_BADXDR;
+	st = nfs4_need_export(c);
+	if (!st)
+		st = lock_range(type, off, len, &r);
+	if (st)
+		return st;
+	pthread_mutex_lock(&c->st->lock);
+	st = nfs4_client_of(c, clientid, &cl);
+	if (st)
+		goto out;
+	if (nfs4_grace_locked(c->st)) {
+		st = NFS4ERR_GRACE;
+		goto out;
+	}
+	f = file_get(c->st, &c->cfh, false);
+	g = f ? lock_conflict(f, owner_find(cl, true, owner, ownerlen), &r,
+			      &holder)
+	      : NULL;
+	if (g) {
+		put_denied(c->res, g, holder);
+		st = NFS4ERR_DENIED;
+	}
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_op_locku(struct nfs4_compound *c)
+{
+	uint32_t type, seqid, st;
+	uint64_t off, len;
+	struct nfs4_stateid sid;
+	struct lock_req r;
+	struct nfs4_stid *s;
+
+	if (!xdr_get_u32(c->args, &type) || !xdr_get_u32(c->args, &seqid) ||
+	    !nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
+	    !xdr_get_u64(c->args, &len))
+		return NFS4ERR_BADXDR;
+	st = nfs4_need_export(c);
+	if (!st)
+		st = lock_range(type, off, len, &r);
+	if (!st)
+		st = nfs4_resolve_stateid(c, &sid);
+	if (st)
+		return st;
+	pthread_mutex_lock(&c->st->lock);
+	st = stid_lookup(c, &sid, &s);
+	if (!st && (!s->lock || !stid_on_cfh(c, s)))
+		st = NFS4ERR_BAD_STATEID;
+	if (!st)
+		st = seqid_check(c, s->owner, seqid);
+	if (st)
+		goto out;
+	if (range_set(s, r.start, r.end, true, false)) {
+		st = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	s->seqid++;
+	s->cl->renewed = nfs4_now();
+	stid_to_wire(c->st, s, &sid);
+	nfs4_put_stateid(c->res, &sid);
+	nfs4_set_cur_stateid(c, &sid);
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+uint32_t nfs4_op_release_lockowner(struct nfs4_compound *c)
+{
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t n, st;
+	struct nfs4_client *cl;
+	struct nfs4_owner *o;
+	struct nfs4_stid *s, *next;
+
+	if (!xdr_get_u64(c->args, &clientid) ||
+	    !xdr_get_opaque_ref(c->args, &owner, &n, NFS4_OPAQUE_LIMIT))
+		return NFS4ERR_BADXDR;
+	pthread_mutex_lock(&c->st->lock);
+	st = nfs4_client_of(c, clientid, &cl);
+	if (st)
+		goto out;
+	o = owner_find(cl, true, owner, n);
+	if (!o)
+		goto out;
+	for (s = c->st->stids; s; s = s->next)
+		if (s->owner == o && s->ranges) {
+			st = NFS4ERR_LOCKS_HELD;
+			goto out;
+		}
+	for (s = c->st->stids; s; s = next) {
+		next = s->next;
+		if (s->owner == o)
+			stid_free(c->st, s);
+	}
+	owner_unlink(o);
+out:
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+/* ---- TEST_STATEID, FREE_STATEID (RFC 8881 18.48, 18.38) ---- */
+
+uint32_t nfs4_op_test_stateid(struct nfs4_compound *c)
+{
+	uint32_t n;
+	struct nfs4_stateid sid;
+	struct nfs4_stid *s;
+
+	if (!xdr_get_u32(c->args, &n) || n > 1024)
+		return NFS4ERR_BADXDR;
+	xdr_put_u32(c->res, n);
+	pthread_mutex_lock(&c->st->lock);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t st;
+		if (!nfs4_get_stateid(c->args, &sid)) {
+			pthread_mutex_unlock(&c->st->lock);
+			return NFS4ERR_BADXDR;
+		}
+		st = sid_anonymous(&sid) ? NFS4ERR_BAD_STATEID
+					 : stid_lookup(c, &sid, &s);
+		xdr_put_u32(c->res, st);
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_free_stateid(struct nfs4_compound *c)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_stid *s;
+	uint32_t st;
+
+	if (!nfs4_get_stateid(c->args, &sid))
+		return NFS4ERR_BADXDR;
+	st = nfs4_resolve_stateid(c, &sid);
+	if (st)
+		return st;
+	pthread_mutex_lock(&c->st->lock);
+	st = stid_lookup(c, &sid, &s);
+	if (!st) {
+		if (!s->lock || s->ranges)
+			st = NFS4ERR_LOCKS_HELD;
+		else
+			stid_free(c->st, s);
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}

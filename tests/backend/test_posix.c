@@ -1,0 +1,907 @@
+/* Unit tests of the POSIX backend (src/backend/posix*.c). Runs as root: it
+ * acts as uid 1000/1001 clients through the backend's credentials. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "../test.h"
+
+static const struct bk_ops *ops = &bk_posix_ops;
+static struct bk_export *ex;
+static char base[64];
+
+static const struct bk_cred root_cr = {.uid = 0, .gid = 0};
+static const struct bk_cred u1000 = {.uid = 1000, .gid = 1000};
+static const struct bk_cred u1001 = {.uid = 1001, .gid = 1001};
+
+static bool same(const struct bk_handle *a, const struct bk_handle *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void path_of(char *buf, size_t sz, const char *rel)
+{
+	snprintf(buf, sz, "%s/%s", base, rel);
+}
+
+static int mkfile(const struct bk_cred *cr, const struct bk_handle *dir,
+		  const char *name, uint32_t mode, struct bk_handle *out)
+{
+	struct bk_setattr sa = {.mask = BK_SET_MODE, .mode = mode};
+	struct bk_attr a;
+
+	return ops->create(ex, cr, dir, name, BK_CREATE_GUARDED, &sa, NULL,
+			   out, &a);
+}
+
+static int mkdir_h(const struct bk_cred *cr, const struct bk_handle *dir,
+		   const char *name, uint32_t mode, struct bk_handle *out)
+{
+	struct bk_setattr sa = {.mask = BK_SET_MODE, .mode = mode};
+	struct bk_attr a;
+
+	return ops->mkdir(ex, cr, dir, name, &sa, out, &a);
+}
+
+static void test_basics(const struct bk_handle *root)
+{
+	struct bk_handle h, h2, d;
+	struct bk_attr a, b;
+	uint8_t buf[64];
+	bool eof = false;
+	enum bk_stable com;
+	ssize_t n;
+
+	CHECK(root->len > 4 && root->len <= BK_HANDLE_MAX, "root handle size");
+	CHECK(ops->getattr(ex, root, &a) == 0 && a.type == BK_DIR,
+	      "getattr root is a directory");
+	CHECK(mkfile(&root_cr, root, "f1", 0644, &h) == 0, "create f1");
+	CHECK(mkfile(&root_cr, root, "f1", 0644, &h2) == -EEXIST,
+	      "guarded create of existing is EEXIST");
+	CHECK(ops->create(ex, &root_cr, root, "f1", BK_CREATE_UNCHECKED, NULL,
+			  NULL, &h2, &a) == 0 &&
+		      same(&h, &h2),
+	      "unchecked create of existing opens it");
+	CHECK(ops->lookup(ex, &root_cr, root, "f1", &h2, &a) == 0 &&
+		      same(&h, &h2) && a.type == BK_REG && a.mode == 0644,
+	      "lookup finds the created file");
+	CHECK(ops->lookup(ex, &root_cr, root, "nope", &h2, &a) == -ENOENT,
+	      "lookup of missing is ENOENT");
+	n = ops->write(ex, &root_cr, &h, "hello world", 11, 0, BK_FILE_SYNC,
+		       &com);
+	CHECK(n == 11 && com == BK_FILE_SYNC, "write FILE_SYNC");
+	n = ops->read(ex, &root_cr, &h, buf, sizeof(buf), 0, &eof);
+	CHECK(n == 11 && eof && memcmp(buf, "hello world", 11) == 0,
+	      "read back with eof");
+	n = ops->read(ex, &root_cr, &h, buf, 5, 6, &eof);
+	CHECK(n == 5 && eof && memcmp(buf, "world", 5) == 0,
+	      "read at offset reaching the end sets eof");
+	n = ops->read(ex, &root_cr, &h, buf, 3, 0, &eof);
+	CHECK(n == 3 && !eof, "short read in the middle is not eof");
+	n = ops->read(ex, &root_cr, &h, buf, 3, 100, &eof);
+	CHECK(n == 0 && eof, "read past the end is empty and eof");
+	CHECK(ops->getattr(ex, &h, &a) == 0 && a.size == 11 && a.nlink == 1,
+	      "getattr after write");
+	CHECK(ops->commit(ex, &h, 0, 0) == 0, "commit");
+	CHECK(mkdir_h(&root_cr, root, "d", 0755, &d) == 0, "mkdir d");
+	CHECK(ops->read(ex, &root_cr, &d, buf, 1, 0, &eof) == -EISDIR,
+	      "read of a directory is EISDIR");
+	CHECK(ops->lookup(ex, &root_cr, root, ".", &h2, &a) == 0 &&
+		      same(&h2, root),
+	      "lookup . is the directory itself");
+	CHECK(ops->lookup(ex, &root_cr, root, "..", &h2, &a) == 0 &&
+		      same(&h2, root),
+	      "lookup .. at the root is the root");
+	CHECK(ops->lookup(ex, &root_cr, &d, "..", &h2, &a) == 0 &&
+		      same(&h2, root),
+	      "lookup .. in a subdirectory is the parent");
+	CHECK(ops->getattr(ex, &d, &b) == 0 && b.nlink == 2 &&
+		      ops->getattr(ex, root, &a) == 0 && a.fsid == b.fsid &&
+		      a.fileid != b.fileid,
+	      "fsid shared, fileids differ");
+}
+
+static void test_big_io(const struct bk_handle *root)
+{
+	size_t sz = 1 << 20;
+	uint8_t *w = malloc(sz), *r = malloc(sz);
+	struct bk_handle h;
+	enum bk_stable com;
+	bool eof;
+	ssize_t n;
+
+	for (size_t i = 0; i < sz; i++)
+		w[i] = (uint8_t)(i * 131 + (i >> 9));
+	CHECK(mkfile(&root_cr, root, "big", 0644, &h) == 0, "create big");
+	n = ops->write(ex, &root_cr, &h, w, sz, 0, BK_UNSTABLE, &com);
+	CHECK(n == (ssize_t)sz && com == BK_UNSTABLE, "write 1 MiB unstable");
+	n = ops->write(ex, &root_cr, &h, w, sz, sz, BK_DATA_SYNC, &com);
+	CHECK(n == (ssize_t)sz && com == BK_DATA_SYNC, "write 1 MiB dsync");
+	CHECK(ops->commit(ex, &h, 0, 2 * sz) == 0, "commit 2 MiB");
+	memset(r, 0, sz);
+	n = ops->read(ex, &root_cr, &h, r, sz, 0, &eof);
+	CHECK(n == (ssize_t)sz && !eof && memcmp(w, r, sz) == 0,
+	      "read 1 MiB back");
+	n = ops->read(ex, &root_cr, &h, r, sz, sz, &eof);
+	CHECK(n == (ssize_t)sz && eof && memcmp(w, r, sz) == 0,
+	      "read second MiB back with eof");
+	free(w);
+	free(r);
+
+	/* More files than the fd cache holds, written round robin. */
+	struct bk_handle hs[100];
+	char name[16];
+	int bad = 0;
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "rr%d", i);
+		bad += mkfile(&root_cr, root, name, 0644, &hs[i]) != 0;
+	}
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < 100; i++)
+			bad += ops->write(ex, &root_cr, &hs[i], name, 4,
+					  (uint64_t)pass * 4, BK_UNSTABLE,
+					  &com) != 4;
+	for (int i = 0; i < 100; i++) {
+		uint8_t b[16];
+		bad += ops->read(ex, &root_cr, &hs[i], b, sizeof(b), 0, &eof) !=
+		       12;
+	}
+	CHECK(bad == 0, "I/O on 100 files through a 64-fd cache");
+}
+
+static void test_handles(const struct bk_handle *root)
+{
+	struct bk_handle h, bad, fh, g;
+	struct bk_attr a;
+	enum bk_stable com;
+	uint8_t c;
+	bool eof;
+	char p[128];
+
+	CHECK(ops->lookup(ex, &root_cr, root, "f1", &h, &a) == 0,
+	      "lookup f1 before restart");
+	ops->export_close(ex);
+	ex = NULL;
+	CHECK(ops->export_open(base, &ex) == 0, "reopen export (restart)");
+	CHECK(ops->root(ex, &g) == 0 && same(&g, root), "root handle stable");
+	CHECK(ops->getattr(ex, &h, &a) == 0 && a.size == 11,
+	      "old handle valid after restart");
+
+	memset(&bad, 0, sizeof(bad));
+	CHECK(ops->getattr(ex, &bad, &a) == -EBADF, "empty handle is EBADF");
+	bad.len = 3;
+	CHECK(ops->getattr(ex, &bad, &a) == -EBADF, "short handle is EBADF");
+	bad = h;
+	bad.len = BK_HANDLE_MAX + 1;
+	CHECK(ops->getattr(ex, &bad, &a) == -EBADF, "long handle is EBADF");
+	bad = h;
+	memset(bad.data, 0xff, 4);
+	CHECK(ops->getattr(ex, &bad, &a) == -EBADF,
+	      "bad handle type is EBADF");
+	CHECK(ops->read(ex, &root_cr, &bad, &c, 1, 0, &eof) == -EBADF,
+	      "read of bad handle is EBADF");
+	bad = h;
+	for (uint32_t i = 4; i < bad.len; i++)
+		bad.data[i] ^= 0x5a;
+	int rc = ops->getattr(ex, &bad, &a);
+	CHECK(rc == -ESTALE || rc == -EBADF,
+	      "garbage handle bytes are ESTALE or EBADF");
+
+	/* Deleted through the backend, while cached for I/O. */
+	CHECK(mkfile(&root_cr, root, "gone", 0644, &fh) == 0 &&
+		      ops->write(ex, &root_cr, &fh, "x", 1, 0, BK_UNSTABLE,
+				 &com) == 1,
+	      "create and write gone");
+	CHECK(ops->remove(ex, &root_cr, root, "gone") == 0, "remove gone");
+	CHECK(ops->getattr(ex, &fh, &a) == -ESTALE,
+	      "getattr after remove is ESTALE");
+	CHECK(ops->read(ex, &root_cr, &fh, &c, 1, 0, &eof) == -ESTALE,
+	      "read after remove is ESTALE");
+	/* Deleted behind the backend's back, while cached. */
+	CHECK(mkfile(&root_cr, root, "gone2", 0644, &fh) == 0 &&
+		      ops->write(ex, &root_cr, &fh, "x", 1, 0, BK_UNSTABLE,
+				 &com) == 1,
+	      "create and write gone2");
+	path_of(p, sizeof(p), "gone2");
+	unlink(p);
+	CHECK(ops->read(ex, &root_cr, &fh, &c, 1, 0, &eof) == -ESTALE,
+	      "read after local unlink is ESTALE");
+	CHECK(ops->write(ex, &root_cr, &fh, "y", 1, 0, BK_UNSTABLE, &com) ==
+		      -ESTALE,
+	      "write after local unlink is ESTALE");
+}
+
+static void test_names(const struct bk_handle *root)
+{
+	char longname[BK_NAME_MAX + 2];
+	struct bk_handle h, l;
+	struct bk_attr a;
+	char buf[BK_PATH_MAX + 1];
+	bool eof;
+
+	CHECK(ops->lookup(ex, &root_cr, root, "d/..", &h, &a) == -EINVAL,
+	      "lookup with '/' is EINVAL");
+	CHECK(ops->lookup(ex, &root_cr, root, "", &h, &a) == -EINVAL,
+	      "lookup of empty name is EINVAL");
+	CHECK(mkfile(&root_cr, root, "a/b", 0644, &h) == -EINVAL,
+	      "create with '/' is EINVAL");
+	memset(longname, 'n', sizeof(longname));
+	longname[BK_NAME_MAX + 1] = '\0';
+	CHECK(ops->lookup(ex, &root_cr, root, longname, &h, &a) ==
+		      -ENAMETOOLONG,
+	      "lookup of 256 bytes is ENAMETOOLONG");
+	CHECK(mkfile(&root_cr, root, longname, 0644, &h) == -ENAMETOOLONG,
+	      "create of 256 bytes is ENAMETOOLONG");
+	longname[BK_NAME_MAX] = '\0';
+	CHECK(mkfile(&root_cr, root, longname, 0644, &h) == 0,
+	      "create of 255 bytes works");
+
+	CHECK(ops->symlink(ex, &root_cr, root, "esc", "/etc/passwd", NULL, &l,
+			   &a) == 0 &&
+		      a.type == BK_LNK,
+	      "symlink to outside");
+	CHECK(ops->lookup(ex, &root_cr, root, "esc", &h, &a) == 0 &&
+		      same(&h, &l) && a.type == BK_LNK && a.size == 11,
+	      "lookup of a symlink returns the link");
+	CHECK(ops->readlink(ex, &root_cr, &l, buf, sizeof(buf)) == 11 &&
+		      strcmp(buf, "/etc/passwd") == 0,
+	      "readlink returns the text");
+	CHECK(ops->read(ex, &root_cr, &l, buf, 10, 0, &eof) == -EINVAL,
+	      "read of a symlink does not follow it");
+	CHECK(ops->readlink(ex, &root_cr, root, buf, sizeof(buf)) == -EINVAL,
+	      "readlink of a directory is EINVAL");
+	CHECK(ops->symlink(ex, &root_cr, root, "up", "..", NULL, &l, &a) == 0,
+	      "symlink to ..");
+	CHECK(ops->lookup(ex, &root_cr, &l, "passwd", &h, &a) == -ENOTDIR,
+	      "a symlink is not searched as a directory");
+	CHECK(mkfile(&root_cr, &l, "x", 0644, &h) == -ENOTDIR,
+	      "create through a symlink handle is ENOTDIR");
+	struct bk_setattr sa = {.mask = BK_SET_MODE, .mode = 0600};
+	CHECK(ops->setattr(ex, &root_cr, &l, &sa, &a) == 0 && a.mode == 0777,
+	      "chmod of a symlink is ignored");
+	CHECK(ops->create(ex, &root_cr, root, "esc", BK_CREATE_UNCHECKED,
+			  NULL, NULL, &h, &a) == -EEXIST,
+	      "unchecked create over a symlink is EEXIST");
+}
+
+static void test_exclusive(const struct bk_handle *root)
+{
+	const uint8_t v1[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	const uint8_t v2[8] = {8, 7, 6, 5, 4, 3, 2, 1};
+	struct bk_handle h, h2;
+	struct bk_attr a;
+
+	CHECK(ops->create(ex, &u1000, root, "ex1", BK_CREATE_EXCLUSIVE, NULL,
+			  v1, &h, &a) == -EACCES,
+	      "exclusive create as uid 1000 in root's dir is EACCES");
+	CHECK(ops->create(ex, &root_cr, root, "ex1", BK_CREATE_EXCLUSIVE,
+			  NULL, v1, &h, &a) == 0,
+	      "exclusive create");
+	CHECK(a.atime.tv_sec == 0x01020304 && a.mtime.tv_sec == 0x05060708,
+	      "verifier stored in atime/mtime");
+	CHECK(ops->create(ex, &root_cr, root, "ex1", BK_CREATE_EXCLUSIVE,
+			  NULL, v1, &h2, &a) == 0 &&
+		      same(&h, &h2),
+	      "exclusive retry with the same verifier succeeds");
+	CHECK(ops->create(ex, &root_cr, root, "ex1", BK_CREATE_EXCLUSIVE,
+			  NULL, v2, &h2, &a) == -EEXIST,
+	      "exclusive create with another verifier is EEXIST");
+	CHECK(ops->create(ex, &root_cr, root, "d", BK_CREATE_EXCLUSIVE, NULL,
+			  v1, &h2, &a) == -EEXIST,
+	      "exclusive create over a directory is EEXIST");
+}
+
+static void test_rename_link(const struct bk_handle *root)
+{
+	struct bk_handle d1, d2, f, g, x;
+	struct bk_attr a;
+	struct stat st;
+	char p[128];
+
+	CHECK(mkdir_h(&root_cr, root, "r1", 0755, &d1) == 0 &&
+		      mkdir_h(&root_cr, root, "r2", 0755, &d2) == 0 &&
+		      mkfile(&root_cr, &d1, "a", 0644, &f) == 0,
+	      "make r1, r2, r1/a");
+	CHECK(ops->rename(ex, &root_cr, &d1, "a", &d2, "b") == 0,
+	      "rename across directories");
+	CHECK(ops->lookup(ex, &root_cr, &d2, "b", &g, &a) == 0 && same(&f, &g),
+	      "renamed file keeps its handle");
+	CHECK(ops->lookup(ex, &root_cr, &d1, "a", &g, &a) == -ENOENT,
+	      "old name is gone");
+	CHECK(ops->link(ex, &root_cr, &f, &d1, "c") == 0, "link across dirs");
+	CHECK(ops->getattr(ex, &f, &a) == 0 && a.nlink == 2, "nlink is 2");
+	CHECK(ops->link(ex, &root_cr, &d2, &d1, "dl") == -EPERM,
+	      "link of a directory is EPERM");
+	CHECK(ops->rename(ex, &root_cr, &d1, ".", &d2, "x") == -EINVAL &&
+		      ops->rename(ex, &root_cr, &d1, "c", &d2, "..") == -EINVAL,
+	      "rename of . or .. is EINVAL");
+	CHECK(ops->rmdir(ex, &root_cr, &d1, ".") == -EINVAL, "rmdir . EINVAL");
+	CHECK(ops->rmdir(ex, &root_cr, &d1, "..") == -ENOTEMPTY,
+	      "rmdir .. ENOTEMPTY");
+	CHECK(ops->rmdir(ex, &root_cr, root, "r1") == -ENOTEMPTY,
+	      "rmdir of non-empty is ENOTEMPTY");
+	CHECK(ops->remove(ex, &root_cr, root, "r1") == -EISDIR,
+	      "remove of a directory is EISDIR");
+	CHECK(ops->rmdir(ex, &root_cr, &d2, "b") == -ENOTDIR,
+	      "rmdir of a file is ENOTDIR");
+	/* POSIX: renaming onto another link of the same file does nothing. */
+	CHECK(ops->rename(ex, &root_cr, &d2, "b", &d1, "c") == 0 &&
+		      ops->getattr(ex, &f, &a) == 0 && a.nlink == 2 &&
+		      ops->lookup(ex, &root_cr, &d2, "b", &g, &a) == 0,
+	      "rename onto a hard link of itself");
+	CHECK(ops->remove(ex, &root_cr, &d1, "c") == 0 &&
+		      ops->rmdir(ex, &root_cr, root, "r1") == 0,
+	      "remove and rmdir");
+	CHECK(ops->getattr(ex, &d1, &a) == -ESTALE,
+	      "handle of removed dir is ESTALE");
+	CHECK(ops->symlink(ex, &root_cr, &d2, "sl", "nowhere", NULL, &x, &a) ==
+			  0 &&
+		      ops->link(ex, &root_cr, &x, &d2, "sl2") == 0,
+	      "hard link of a symlink");
+	path_of(p, sizeof(p), "r2/sl2");
+	CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && st.st_nlink == 2,
+	      "the link is to the symlink itself");
+}
+
+static void test_mknod(const struct bk_handle *root)
+{
+	struct bk_setattr sa = {.mask = BK_SET_MODE, .mode = 0640};
+	struct bk_handle h;
+	struct bk_attr a;
+	char b;
+	bool eof;
+
+	CHECK(ops->mknod(ex, &root_cr, root, "fifo", BK_FIFO, 0, 0, &sa, &h,
+			 &a) == 0 &&
+		      a.type == BK_FIFO && a.mode == 0640,
+	      "mknod fifo");
+	CHECK(ops->read(ex, &root_cr, &h, &b, 1, 0, &eof) == -EINVAL,
+	      "read of a fifo is EINVAL (and does not block)");
+	CHECK(ops->mknod(ex, &root_cr, root, "sock", BK_SOCK, 0, 0, NULL, &h,
+			 &a) == 0 &&
+		      a.type == BK_SOCK,
+	      "mknod socket");
+	CHECK(ops->mknod(ex, &root_cr, root, "blk", BK_BLK, 8, 0, NULL, &h,
+			 &a) == -EPERM,
+	      "mknod block device is EPERM");
+}
+
+static void test_perms(const struct bk_handle *root)
+{
+	struct bk_setattr sa = {0};
+	struct bk_handle ud, h, h2, sub;
+	struct bk_attr a;
+	uint32_t g;
+	enum bk_stable com;
+	char buf[16];
+	bool eof;
+
+	CHECK(mkfile(&u1000, root, "nope", 0644, &h) == -EACCES,
+	      "uid 1000 cannot create in root's 0755 dir");
+	CHECK(mkdir_h(&u1000, root, "nope", 0755, &h) == -EACCES,
+	      "uid 1000 cannot mkdir in root's 0755 dir");
+	CHECK(mkdir_h(&root_cr, root, "u", 0777, &ud) == 0 &&
+		      ops->getattr(ex, &ud, &a) == 0 && a.mode == 0777,
+	      "mkdir 0777 despite the umask");
+	CHECK(mkfile(&u1000, &ud, "mine", 0444, &h) == 0 &&
+		      ops->getattr(ex, &h, &a) == 0 && a.uid == 1000 &&
+		      a.gid == 1000 && a.mode == 0444,
+	      "file created by uid 1000 is owned by it");
+	CHECK(ops->write(ex, &u1000, &h, "abc", 3, 0, BK_FILE_SYNC, &com) == 3,
+	      "owner writes its 0444 file (owner override)");
+	CHECK(ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3,
+	      "another user reads the 0444 file");
+	CHECK(ops->write(ex, &u1001, &h, "x", 1, 0, BK_UNSTABLE, &com) ==
+		      -EACCES,
+	      "another user cannot write the 0444 file");
+	sa.mask = BK_SET_MODE;
+	sa.mode = 0400;
+	CHECK(ops->setattr(ex, &u1001, &h, &sa, &a) == -EPERM,
+	      "another user cannot chmod");
+	CHECK(ops->setattr(ex, &u1000, &h, &sa, &a) == 0 && a.mode == 0400,
+	      "the owner chmods");
+	CHECK(ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == -EACCES,
+	      "another user cannot read a 0400 file");
+	sa.mode = 0711;
+	CHECK(ops->setattr(ex, &u1000, &h, &sa, &a) == 0 &&
+		      ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) ==
+			      3,
+	      "execute permission allows reading (nfsd READ_IF_EXEC)");
+	sa.mask = BK_SET_UID;
+	sa.uid = 1001;
+	CHECK(ops->setattr(ex, &u1000, &h, &sa, &a) == -EPERM,
+	      "uid 1000 cannot give its file away");
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 && a.uid == 1001,
+	      "root chowns");
+	CHECK(ops->remove(ex, &u1001, root, "f1") == -EACCES,
+	      "uid 1001 cannot remove from root's dir");
+	CHECK(ops->access(ex, &u1000, root, 0x3f, &g) == 0 &&
+		      g == (BK_ACCESS_READ | BK_ACCESS_LOOKUP),
+	      "access on root's dir: read and lookup");
+	CHECK(ops->access(ex, &u1000, &ud, 0x3f, &g) == 0 &&
+		      g == (BK_ACCESS_READ | BK_ACCESS_LOOKUP |
+			    BK_ACCESS_MODIFY | BK_ACCESS_EXTEND |
+			    BK_ACCESS_DELETE),
+	      "access on a 0777 dir: everything");
+	CHECK(ops->access(ex, &u1000, &h, 0x3f, &g) == 0 &&
+		      g == BK_ACCESS_EXECUTE,
+	      "access on another's 0711 file: execute only");
+	/* sticky directory: 1001 may not remove 1000's file */
+	sa.mask = BK_SET_MODE;
+	sa.mode = 01777;
+	CHECK(ops->setattr(ex, &root_cr, &ud, &sa, &a) == 0 &&
+		      mkfile(&u1000, &ud, "sticky", 0666, &h2) == 0 &&
+		      ops->remove(ex, &u1001, &ud, "sticky") == -EPERM &&
+		      ops->remove(ex, &u1000, &ud, "sticky") == 0,
+	      "sticky directory is enforced");
+	/* group membership through supplementary groups */
+	struct bk_cred grp = {.uid = 1002, .gid = 1002, .ngids = 1,
+			      .gids = {1000}};
+	CHECK(mkdir_h(&u1000, &ud, "g", 0770, &sub) == 0 &&
+		      mkfile(&grp, &sub, "ingroup", 0600, &h2) == 0 &&
+		      mkfile(&u1001, &sub, "outgroup", 0600, &h2) == -EACCES,
+	      "supplementary groups count");
+	/* readdir needs read permission */
+	sa.mode = 0300;
+	struct bk_handle nr;
+	CHECK(mkdir_h(&u1000, &ud, "noread", 0700, &nr) == 0 &&
+		      ops->setattr(ex, &u1000, &nr, &sa, &a) == 0,
+	      "make a 0300 dir");
+}
+
+struct thr {
+	struct bk_handle dir;
+	struct bk_cred cr;
+	int id;
+	int bad;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+	struct bk_handle h;
+	struct bk_attr a;
+	enum bk_stable com;
+	char name[32], buf[64];
+	bool eof;
+
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "t%d_%d", t->id, i);
+		if (mkfile(&t->cr, &t->dir, name, 0600, &h) != 0 ||
+		    ops->getattr(ex, &h, &a) != 0 || a.uid != t->cr.uid) {
+			t->bad++;
+			continue;
+		}
+		if (ops->write(ex, &t->cr, &h, name, strlen(name), 0,
+			       BK_UNSTABLE, &com) != (ssize_t)strlen(name) ||
+		    ops->read(ex, &t->cr, &h, buf, sizeof(buf), 0, &eof) !=
+			    (ssize_t)strlen(name) ||
+		    memcmp(buf, name, strlen(name)) != 0)
+			t->bad++;
+	}
+	return NULL;
+}
+
+static void test_threads(const struct bk_handle *root)
+{
+	struct thr t[8];
+	pthread_t th[8];
+	struct bk_handle d;
+	int bad = 0;
+
+	CHECK(mkdir_h(&root_cr, root, "thr", 0777, &d) == 0, "mkdir thr");
+	for (int i = 0; i < 8; i++) {
+		t[i].dir = d;
+		t[i].id = i;
+		t[i].bad = 0;
+		t[i].cr = (struct bk_cred){.uid = (uint32_t)(i % 2 ? 2000 + i : 0),
+					   .gid = 2000};
+		pthread_create(&th[i], NULL, thr_main, &t[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		bad += t[i].bad;
+	}
+	CHECK(bad == 0, "8 threads with different credentials at once");
+}
+
+static void test_setattr(const struct bk_handle *root)
+{
+	struct bk_setattr sa = {0};
+	struct bk_handle h, d;
+	struct bk_attr a;
+	enum bk_stable com;
+	char buf[32];
+	bool eof;
+
+	CHECK(mkfile(&root_cr, root, "sa", 0644, &h) == 0 &&
+		      ops->write(ex, &root_cr, &h, "0123456789abcdef", 16, 0,
+				 BK_UNSTABLE, &com) == 16,
+	      "create sa");
+	sa.mask = BK_SET_SIZE;
+	sa.size = 10;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 && a.size == 10,
+	      "truncate to 10");
+	CHECK(ops->read(ex, &root_cr, &h, buf, sizeof(buf), 0, &eof) == 10 &&
+		      eof,
+	      "read after truncate");
+	sa.size = 1 << 20;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+		      a.size == 1 << 20 && a.used < (1 << 20),
+	      "extend to 1 MiB sparse");
+	sa.mask = BK_SET_MODE;
+	sa.mode = 04751;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 && a.mode == 04751,
+	      "chmod 4751");
+	sa.mask = BK_SET_ATIME | BK_SET_MTIME;
+	sa.atime = (struct timespec){.tv_sec = 1000000000, .tv_nsec = 5};
+	sa.mtime = (struct timespec){.tv_sec = 1200000000, .tv_nsec = 7};
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+		      a.atime.tv_sec == 1000000000 && a.atime.tv_nsec == 5 &&
+		      a.mtime.tv_sec == 1200000000 && a.mtime.tv_nsec == 7,
+	      "set times");
+	sa.mask = BK_SET_MTIME_NOW;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+		      a.mtime.tv_sec > 1600000000 &&
+		      a.atime.tv_sec == 1000000000,
+	      "mtime to server time, atime kept");
+	uint64_t ch = a.change;
+	sa.mask = BK_SET_MODE;
+	sa.mode = 0644;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 && a.change != ch,
+	      "change attribute moves");
+	CHECK(ops->lookup(ex, &root_cr, root, "d", &d, &a) == 0, "lookup d");
+	sa.mask = BK_SET_SIZE;
+	sa.size = 0;
+	CHECK(ops->setattr(ex, &root_cr, &d, &sa, &a) == -EISDIR,
+	      "size of a directory is EISDIR");
+	/* owner override for truncation */
+	struct bk_handle u, f;
+	CHECK(ops->lookup(ex, &root_cr, root, "u", &u, &a) == 0 &&
+		      mkfile(&u1000, &u, "ro", 0444, &f) == 0,
+	      "uid 1000 creates a 0444 file");
+	sa.size = 5;
+	CHECK(ops->setattr(ex, &u1000, &f, &sa, &a) == 0 && a.size == 5,
+	      "owner truncates its 0444 file");
+	CHECK(ops->setattr(ex, &u1001, &f, &sa, &a) == -EACCES,
+	      "another user cannot truncate it");
+	struct bk_setattr cs = {.mask = BK_SET_MODE | BK_SET_SIZE,
+				.mode = 0600,
+				.size = 0};
+	CHECK(ops->create(ex, &root_cr, root, "sa", BK_CREATE_UNCHECKED, &cs,
+			  NULL, &f, &a) == 0 &&
+		      a.size == 0 && a.mode == 0644,
+	      "unchecked create of existing truncates, keeps mode");
+}
+
+static void test_misc(const struct bk_handle *root)
+{
+	struct bk_statfs sf;
+	struct bk_handle h;
+	struct bk_attr a;
+	enum bk_stable com;
+	uint64_t found, v1, v2;
+	bool eof;
+	char buf[4096];
+
+	CHECK(ops->statfs(ex, root, &sf) == 0 && sf.tbytes > 0 &&
+		      sf.fbytes <= sf.tbytes && sf.abytes <= sf.fbytes &&
+		      sf.tfiles > 0 && sf.name_max == 255 && sf.link_max > 1,
+	      "statfs sane");
+	CHECK(mkfile(&root_cr, root, "holes", 0644, &h) == 0 &&
+		      ops->write(ex, &root_cr, &h, "data", 4, 1 << 20,
+				 BK_UNSTABLE, &com) == 4,
+	      "sparse file");
+	CHECK(ops->seek(ex, &h, 0, true, &found, &eof) == 0 &&
+		      found == 1 << 20 && !eof,
+	      "seek data finds the data");
+	CHECK(ops->seek(ex, &h, 0, false, &found, &eof) == 0 && found == 0,
+	      "seek hole at 0");
+	CHECK(ops->seek(ex, &h, (1 << 20) + 1, false, &found, &eof) == 0 &&
+		      found == (1 << 20) + 4 && eof,
+	      "seek hole finds the end");
+	memset(buf, 'z', sizeof(buf));
+	CHECK(ops->write(ex, &root_cr, &h, buf, sizeof(buf), 0, BK_UNSTABLE,
+			 &com) == (ssize_t)sizeof(buf) &&
+		      ops->punch(ex, &root_cr, &h, 0, sizeof(buf)) == 0 &&
+		      ops->read(ex, &root_cr, &h, buf, 4, 0, &eof) == 4 &&
+		      memcmp(buf, "\0\0\0\0", 4) == 0,
+	      "punch a hole reads zeros");
+	CHECK(ops->allocate(ex, &root_cr, &h, 0, 65536) == 0 &&
+		      ops->getattr(ex, &h, &a) == 0 && a.used >= 65536,
+	      "allocate");
+	CHECK(ops->dir_verifier(ex, root, &v1) == 0 &&
+		      mkfile(&root_cr, root, "verf", 0644, &h) == 0 &&
+		      ops->dir_verifier(ex, root, &v2) == 0 && v1 != v2,
+	      "dir verifier changes with the directory");
+}
+
+/* Collects a listing: stops every `chunk` entries, remembers names. */
+struct listing {
+	int chunk;
+	int in_call;
+	int total;
+	size_t bytes, max_bytes;
+	int *seen; /* per index, for names f%06d */
+	int nseen;
+	int dots;
+	int other;
+	uint64_t last; /* cookie to resume at */
+	uint64_t *cookies;
+	int *order;
+	int cap;
+};
+
+static int list_fn(void *arg, const struct bk_dirent *e)
+{
+	struct listing *l = arg;
+	int idx;
+
+	if ((l->chunk && l->in_call == l->chunk) ||
+	    (l->max_bytes && l->bytes + 24 + e->namelen > l->max_bytes))
+		return 1;
+	l->in_call++;
+	l->bytes += 24 + e->namelen;
+	if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+		l->dots++;
+	else if (sscanf(e->name, "f%d", &idx) == 1 && idx >= 0 &&
+		 idx < l->nseen)
+		l->seen[idx]++;
+	else
+		l->other++;
+	if (l->cookies != NULL && l->total < l->cap) {
+		l->cookies[l->total] = e->cookie;
+		l->order[l->total] = e->name[0] == 'f' ? idx : -1;
+	}
+	l->total++;
+	l->last = e->cookie;
+	return 0;
+}
+
+static int list_all(const struct bk_handle *d, struct listing *l,
+		    uint64_t from, int *calls)
+{
+	bool eof = false;
+	int rc = 0;
+
+	l->last = from;
+	*calls = 0;
+	while (!eof) {
+		l->in_call = 0;
+		l->bytes = 0;
+		rc = ops->readdir(ex, &root_cr, d, l->last, list_fn, l, &eof);
+		if (rc != 0)
+			return rc;
+		(*calls)++;
+		if (*calls > 10000000)
+			return -ELOOP;
+	}
+	return 0;
+}
+
+static void make_entries(const char *rel, int n)
+{
+	char p[256];
+	int dfd;
+
+	path_of(p, sizeof(p), rel);
+	mkdir(p, 0755);
+	dfd = open(p, O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "f%06d", i);
+		close(openat(dfd, p, O_CREAT | O_WRONLY, 0644));
+	}
+	close(dfd);
+}
+
+static void test_readdir(const struct bk_handle *root)
+{
+	const int n = 10000;
+	struct listing l = {0}, m = {0};
+	struct bk_handle d;
+	struct bk_attr a;
+	int calls, bad = 0, rc;
+
+	make_entries("many", n);
+	CHECK(ops->lookup(ex, &root_cr, root, "many", &d, &a) == 0,
+	      "lookup many");
+	l.chunk = 100;
+	l.nseen = n;
+	l.seen = calloc(n, sizeof(int));
+	l.cap = n + 2;
+	l.cookies = calloc(l.cap, sizeof(uint64_t));
+	l.order = calloc(l.cap, sizeof(int));
+	rc = list_all(&d, &l, 0, &calls);
+	for (int i = 0; i < n; i++)
+		bad += l.seen[i] != 1;
+	CHECK(rc == 0 && bad == 0 && l.dots == 2 && l.other == 0 &&
+		      l.total == n + 2,
+	      "readdir of 10000 in chunks of 100: each entry once");
+	CHECK(calls >= n / 100, "listing took many calls");
+
+	/* Resume at an earlier cookie (a fresh cursor must seek). */
+	int k = 4321;
+	m.nseen = n;
+	m.seen = calloc(n, sizeof(int));
+	m.chunk = 777;
+	m.cap = n + 2;
+	m.cookies = calloc(m.cap, sizeof(uint64_t));
+	m.order = calloc(m.cap, sizeof(int));
+	rc = list_all(&d, &m, l.cookies[k], &calls);
+	bad = 0;
+	for (int i = 0; i + k + 1 < l.total; i++)
+		bad += m.order[i] != l.order[i + k + 1];
+	CHECK(rc == 0 && m.total == l.total - k - 1 && bad == 0,
+	      "resume at an earlier cookie lists the rest in order");
+
+	/* Two interleaved listings of the same directory. */
+	struct listing p = {.chunk = 50, .nseen = n}, q = {.chunk = 70,
+							   .nseen = n};
+	bool pe = false, qe = false;
+	p.seen = calloc(n, sizeof(int));
+	q.seen = calloc(n, sizeof(int));
+	while (!pe || !qe) {
+		if (!pe) {
+			p.in_call = 0;
+			rc |= ops->readdir(ex, &root_cr, &d, p.last, list_fn,
+					   &p, &pe);
+		}
+		if (!qe) {
+			q.in_call = 0;
+			rc |= ops->readdir(ex, &root_cr, &d, q.last, list_fn,
+					   &q, &qe);
+		}
+	}
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += p.seen[i] != 1 || q.seen[i] != 1;
+	CHECK(rc == 0 && bad == 0, "interleaved listings each see all once");
+
+	struct listing z = {.chunk = 1, .nseen = n};
+	z.seen = calloc(n, sizeof(int));
+	CHECK(ops->readdir(ex, &u1000, &d, 0, list_fn, &z, &(bool){0}) == 0 &&
+		      z.total == 1,
+	      "uid 1000 lists a 0755 dir");
+	struct bk_handle u, nr;
+	CHECK(ops->lookup(ex, &root_cr, root, "u", &u, &a) == 0 &&
+		      ops->lookup(ex, &root_cr, &u, "noread", &nr, &a) == 0 &&
+		      ops->readdir(ex, &u1001, &nr, 0, list_fn, &z,
+				   &(bool){0}) == -EACCES,
+	      "listing without read permission is EACCES");
+	CHECK(ops->readdir(ex, &root_cr, &d, (uint64_t)1 << 63, list_fn, &z,
+			   &(bool){0}) == -EINVAL,
+	      "an impossible cookie is EINVAL (BAD_COOKIE)");
+	free(l.seen);
+	free(l.cookies);
+	free(l.order);
+	free(m.seen);
+	free(m.cookies);
+	free(m.order);
+	free(p.seen);
+	free(q.seen);
+	free(z.seen);
+}
+
+static void test_mountpoint(const struct bk_handle *root)
+{
+	struct bk_handle d, h;
+	struct bk_attr a;
+	char p[128];
+
+	path_of(p, sizeof(p), "mnt");
+	mkdir(p, 0755);
+	if (mount("none", p, "tmpfs", 0, "size=1m") != 0) {
+		printf("ok - mount point test skipped (cannot mount)\n");
+		return;
+	}
+	CHECK(ops->lookup(ex, &root_cr, root, "mnt", &d, &a) == -EXDEV,
+	      "lookup of a mount point is EXDEV");
+	CHECK(ops->lookup(ex, &root_cr, root, "f1", &h, &a) == 0,
+	      "other lookups unaffected");
+	umount(p);
+}
+
+static void bench_readdir(const struct bk_handle *root, int n)
+{
+	struct listing l = {.max_bytes = 1 << 20, .nseen = n};
+	struct bk_handle d;
+	struct bk_attr a;
+	char cmd[256];
+	double t0, t1, t2;
+	int calls;
+
+	printf("# creating %d entries\n", n);
+	make_entries("bench", n);
+	CHECK(ops->lookup(ex, &root_cr, root, "bench", &d, &a) == 0,
+	      "lookup bench");
+	l.seen = calloc(n, sizeof(int));
+	snprintf(cmd, sizeof(cmd), "ls -f %s/bench | wc -l >/dev/null", base);
+	system(cmd); /* warm the cache */
+	t0 = now_s();
+	CHECK(list_all(&d, &l, 0, &calls) == 0 && l.total == n + 2,
+	      "bench listing complete");
+	t1 = now_s();
+	system(cmd);
+	t2 = now_s();
+	printf("# readdir %d entries in %d calls of ~1 MiB: %.3f s; "
+	       "ls -f: %.3f s\n",
+	       n, calls, t1 - t0, t2 - t1);
+	free(l.seen);
+}
+
+static void bench_create(const struct bk_handle *root, int n)
+{
+	struct bk_handle d, h;
+	char name[32];
+	double t0;
+
+	mkdir_h(&root_cr, root, "cbench", 0755, &d);
+	t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		mkfile(&root_cr, &d, name, 0644, &h);
+	}
+	printf("# %d backend creates (each made durable): %.3f s\n", n,
+	       now_s() - t0);
+}
+
+int main(void)
+{
+	struct bk_handle root;
+	char cmd[128];
+
+	if (geteuid() != 0) {
+		printf("ok - skipped: needs root\n");
+		return 0;
+	}
+	umask(022);
+	snprintf(base, sizeof(base), "/tmp/snfs-posix.XXXXXX");
+	if (mkdtemp(base) == NULL || chmod(base, 0755) != 0) {
+		printf("not ok - mkdtemp\n");
+		return 1;
+	}
+	CHECK(ops->export_open(base, &ex) == 0, "export_open");
+	CHECK(ops->export_open("/nonexistent/x", &(struct bk_export *){0}) ==
+		      -ENOENT,
+	      "export_open of a missing path fails");
+	CHECK(ops->root(ex, &root) == 0, "root");
+	test_basics(&root);
+	test_big_io(&root);
+	test_handles(&root);
+	test_names(&root);
+	test_exclusive(&root);
+	test_rename_link(&root);
+	test_mknod(&root);
+	test_perms(&root);
+	test_threads(&root);
+	test_setattr(&root);
+	test_misc(&root);
+	test_readdir(&root);
+	test_mountpoint(&root);
+	if (getenv("SNFS_BENCH") != NULL) {
+		bench_readdir(&root, atoi(getenv("SNFS_BENCH")));
+		bench_create(&root, 1000);
+	}
+	ops->export_close(ex);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
+	system(cmd);
+	TEST_EXIT();
+}

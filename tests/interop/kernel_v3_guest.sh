@@ -1,0 +1,58 @@
+#!/bin/bash
+# Runs inside the test guest for t_kernel_v3.sh: mounts SERVER:EXPORT with
+# NFSv3 (the portmapper must name the ports), runs fileops.sh on the mount and
+# on a guest tmpfs, and prints everything on stdout with a prefix per stream:
+#   R|step rc      results of the guest's own steps
+#   N|...  L|...   fileops transcripts on the mount and on tmpfs
+#   S|...          --summary of the mount after the run (caches dropped)
+#   M|...          per-op counts from /proc/self/mountstats
+#   G|...          information (rpcinfo, timings)
+# usage: kernel_v3_guest.sh SERVER EXPORT [EXTRA_MOUNT_OPTIONS]
+# (extra options, e.g. port=,mountport= , only to try the script on a peer)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+SERVER=$1 EXPORT=$2 EXTRA=${3:+,$3}
+export LC_ALL=C
+
+step() { # name cmd...: run, print its status
+	local name=$1 rc
+	shift
+	"$@" >/tmp/step.out 2>&1
+	rc=$?
+	echo "R|$name $rc"
+	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
+	return $rc
+}
+
+if command -v rpcinfo >/dev/null; then
+	rpcinfo -p "$SERVER" 2>&1 | sed 's/^/G|rpcinfo: /'
+fi
+mkdir -p /mnt /tmp/local
+step mount-tmpfs mount -t tmpfs -o size=512m tmpfs /tmp/local
+# No port options: mount.nfs asks the portmapper on SERVER for NFS and MOUNT.
+if ! step mount-nfs mount -t nfs -o "vers=3,nolock$EXTRA" "$SERVER:$EXPORT" /mnt; then
+	dmesg | tail -5 | sed 's/^/G|dmesg: /'
+	exit 1
+fi
+grep " /mnt " /proc/mounts | sed 's/^/G|mount: /'
+step mkdir-nfs mkdir /mnt/t
+step mkdir-local mkdir /tmp/local/t
+
+t0=$(date +%s)
+FILEOPS_DROP_CACHES=1 step fileops-nfs bash "$HERE/fileops.sh" /mnt/t /tmp/nfs.out
+t1=$(date +%s)
+FILEOPS_DROP_CACHES=1 step fileops-local bash "$HERE/fileops.sh" /tmp/local/t /tmp/local.out
+t2=$(date +%s)
+echo "G|fileops took $((t1 - t0))s on NFS, $((t2 - t1))s on tmpfs"
+sed 's/^/N|/' /tmp/nfs.out
+sed 's/^/L|/' /tmp/local.out
+
+sync
+echo 3 >/proc/sys/vm/drop_caches
+bash "$HERE/fileops.sh" --summary /mnt/t | sed 's/^/S|/'
+
+# Per-op counts: "OP: ops trans timeouts bytes_sent bytes_recv ..."
+awk '/per-op statistics/ { on = 1; next } on && NF > 1 && $2 > 0 { print "M|" $0 }' /proc/self/mountstats
+
+step umount umount /mnt
+exit 0

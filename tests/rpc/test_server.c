@@ -1,0 +1,545 @@
+/* rpc_server: the event loop, TCP and UDP transports and worker pool,
+ * exercised over real sockets on 127.0.0.1. */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "rpc/rpc.h"
+#include "rpc_testlib.h"
+#include "util/log.h"
+
+#define TOY 200200
+#define BIG_REPLY (128 * 1024)
+
+static int toy_null(struct rpc_call *call, struct xdr_out *res)
+{
+	(void)call;
+	(void)res;
+	return RPC_SUCCESS;
+}
+
+static int toy_echo(struct rpc_call *call, struct xdr_out *res)
+{
+	const uint8_t *p;
+	uint32_t n;
+	if (!xdr_get_opaque_ref(&call->args, &p, &n, 1 << 20))
+		return RPC_GARBAGE_ARGS;
+	xdr_put_opaque(res, p, n);
+	return RPC_SUCCESS;
+}
+
+static int toy_sleep(struct rpc_call *call, struct xdr_out *res)
+{
+	(void)call;
+	(void)res;
+	sleep(1);
+	return RPC_SUCCESS;
+}
+
+static int toy_big(struct rpc_call *call, struct xdr_out *res)
+{
+	uint8_t *p = xdr_put_reserve(res, BIG_REPLY);
+	(void)call;
+	if (p)
+		memset(p, 0x5a, BIG_REPLY);
+	return RPC_SUCCESS;
+}
+
+static int toy_nap(struct rpc_call *call, struct xdr_out *res)
+{
+	(void)call;
+	(void)res;
+	usleep(5000);
+	return RPC_SUCCESS;
+}
+
+static const struct rpc_proc toy_procs[] = {
+	{"NULL", toy_null}, {"ECHO", toy_echo}, {"SLEEP", toy_sleep},
+	{"BIG", toy_big},   {"NAP", toy_nap},
+};
+static const struct rpc_version toy_versions[] = {{1, toy_procs, 5}};
+static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 1,
+					    true};
+
+struct tserver {
+	struct rpc_service *svc;
+	struct rpc_server *srv;
+	pthread_t thread;
+	uint16_t tcp_port, udp_port;
+	int run_rc;
+};
+
+static void *server_thread(void *arg)
+{
+	struct tserver *ts = arg;
+	ts->run_rc = rpc_server_run(ts->srv);
+	return NULL;
+}
+
+static int server_start(struct tserver *ts, const struct rpc_server_config *cfg)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->svc = rpc_service_new(NULL);
+	rpc_service_add(ts->svc, &toy_prog);
+	ts->srv = rpc_server_new(ts->svc, cfg);
+	if (!ts->srv || rpc_server_listen(ts->srv, "127.0.0.1", 0, SOCK_STREAM) ||
+	    rpc_server_listen(ts->srv, "127.0.0.1", 0, SOCK_DGRAM))
+		return -1;
+	ts->tcp_port = rpc_server_port(ts->srv, SOCK_STREAM);
+	ts->udp_port = rpc_server_port(ts->srv, SOCK_DGRAM);
+	return pthread_create(&ts->thread, NULL, server_thread, ts);
+}
+
+static void server_stop(struct tserver *ts)
+{
+	rpc_server_stop(ts->srv);
+	pthread_join(ts->thread, NULL);
+	rpc_server_free(ts->srv);
+	rpc_service_free(ts->svc);
+}
+
+static void set_timeout(int fd, int sec)
+{
+	struct timeval tv = {.tv_sec = sec};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static int tcp_connect(uint16_t port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	set_timeout(fd, 20);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Encode a call as record fragments of at most frag bytes (0: one). */
+static void encode_record(struct xdr_out *rec, uint32_t xid, uint32_t proc,
+			  const void *args, size_t alen, size_t frag)
+{
+	struct xdr_out c;
+	xdr_out_init(&c, 512, 4 << 20);
+	tcall_encode(&(struct tcall){.xid = xid, .prog = TOY, .vers = 1,
+				     .proc = proc, .cred_flavor = RPC_AUTH_SYS,
+				     .args = args, .args_len = alen},
+		     &c);
+	xdr_out_init(rec, 512, 8 << 20);
+	if (!frag)
+		frag = c.len;
+	for (size_t off = 0; off < c.len; off += frag) {
+		size_t n = c.len - off < frag ? c.len - off : frag;
+		xdr_put_u32(rec, (uint32_t)n |
+					 (off + n == c.len ? RPC_LAST_FRAG : 0));
+		/* raw bytes: xdr_put_fixed would pad odd sizes */
+		if (xdr_out_ensure(rec, n)) {
+			memcpy(rec->buf + rec->len, c.buf + off, n);
+			rec->len += n;
+		}
+	}
+	xdr_out_free(&c);
+}
+
+static int send_call(int fd, uint32_t xid, uint32_t proc, const void *args,
+		     size_t alen)
+{
+	struct xdr_out rec;
+	int rc;
+	encode_record(&rec, xid, proc, args, alen, 0);
+	rc = write_all(fd, rec.buf, rec.len);
+	xdr_out_free(&rec);
+	return rc;
+}
+
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = read(fd, p, n);
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read one reply record; returns its length (buf malloc'd) or -1. */
+static long read_reply(int fd, uint8_t **buf)
+{
+	size_t len = 0;
+	bool last = false;
+	*buf = NULL;
+	while (!last) {
+		uint8_t m[4];
+		uint32_t v;
+		if (read_full(fd, m, 4) < 0)
+			goto err;
+		v = (uint32_t)m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3];
+		last = v & RPC_LAST_FRAG;
+		v &= ~RPC_LAST_FRAG;
+		*buf = realloc(*buf, len + v + 1);
+		if (read_full(fd, *buf + len, v) < 0)
+			goto err;
+		len += v;
+	}
+	return (long)len;
+err:
+	free(*buf);
+	*buf = NULL;
+	return -1;
+}
+
+/* Read a reply and return its xid (0 on failure); *stat gets accept_stat. */
+static uint32_t reply_xid(int fd, uint32_t *stat)
+{
+	uint8_t *b;
+	long n = read_reply(fd, &b);
+	struct treply r;
+	if (n < 0)
+		return 0;
+	r = treply_parse(b, (size_t)n);
+	free(b);
+	if (stat)
+		*stat = r.accept_stat;
+	return r.ok ? r.xid : 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long rss_kib(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* A fast call on another connection is answered while a slow one runs;
+ * on one connection too, replies come back as calls finish. */
+static void test_slow_and_fast(struct tserver *ts)
+{
+	int a = tcp_connect(ts->tcp_port), b = tcp_connect(ts->tcp_port);
+	struct pollfd pa = {.fd = a, .events = POLLIN};
+	uint32_t stat = 99;
+	double t0;
+
+	send_call(a, 1, 2, NULL, 0);
+	usleep(100 * 1000);
+	t0 = now();
+	send_call(b, 2, 0, NULL, 0);
+	CHECK(reply_xid(b, &stat) == 2 && stat == RPC_SUCCESS,
+	      "fast call answered");
+	CHECK(poll(&pa, 1, 0) == 0,
+	      "fast call answered while the slow one still runs");
+	CHECK(now() - t0 < 0.9, "fast call not held behind the slow one");
+	CHECK(reply_xid(a, &stat) == 1 && stat == RPC_SUCCESS,
+	      "slow call answered");
+
+	send_call(a, 3, 2, NULL, 0);
+	send_call(a, 4, 0, NULL, 0);
+	CHECK(reply_xid(a, NULL) == 4 && reply_xid(a, NULL) == 3,
+	      "pipelined calls on one connection run in parallel");
+	close(a);
+	close(b);
+}
+
+/* A multi-fragment call, written in small pieces. */
+static void test_fragments(struct tserver *ts)
+{
+	int fd = tcp_connect(ts->tcp_port);
+	size_t plen = 100000;
+	uint8_t *args = malloc(plen + 4), *b;
+	struct xdr_out rec;
+	struct treply r;
+	const uint8_t *back;
+	uint32_t blen = 0;
+	bool written = true;
+	long n;
+
+	args[0] = 0;
+	args[1] = plen >> 16;
+	args[2] = plen >> 8;
+	args[3] = plen & 0xff;
+	for (size_t i = 0; i < plen; i++)
+		args[4 + i] = (uint8_t)(i * 13);
+	encode_record(&rec, 77, 1, args, plen + 4, 777);
+	for (size_t off = 0; off < rec.len; off += 1000) {
+		size_t k = rec.len - off < 1000 ? rec.len - off : 1000;
+		written &= write_all(fd, rec.buf + off, k) == 0;
+	}
+	n = read_reply(fd, &b);
+	r = treply_parse(b, n > 0 ? (size_t)n : 0);
+	CHECK(written && n > 0 && r.xid == 77 && r.accept_stat == RPC_SUCCESS &&
+		      xdr_get_opaque_ref(&r.body, &back, &blen, 1 << 20) &&
+		      blen == plen && memcmp(back, args + 4, plen) == 0,
+	      "multi-fragment call over TCP");
+	free(b);
+	free(args);
+	xdr_out_free(&rec);
+	close(fd);
+}
+
+static void test_udp(struct tserver *ts)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(ts->udp_port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	uint8_t args[104] = {0, 0, 0, 100}, back[200], buf[2048];
+	struct xdr_out c;
+	struct treply r;
+	uint32_t blen = 0;
+	ssize_t n;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	set_timeout(fd, 5);
+	for (int i = 0; i < 100; i++)
+		args[4 + i] = (uint8_t)i;
+	xdr_out_init(&c, 512, 4096);
+	tcall_encode(&(struct tcall){.xid = 555, .prog = TOY, .vers = 1,
+				     .proc = 1, .args = args,
+				     .args_len = sizeof(args)},
+		     &c);
+	sendto(fd, c.buf, c.len, 0, (struct sockaddr *)&sin, sizeof(sin));
+	n = recv(fd, buf, sizeof(buf), 0);
+	r = treply_parse(buf, n > 0 ? (size_t)n : 0);
+	CHECK(n > 0 && r.xid == 555 && r.accept_stat == RPC_SUCCESS &&
+		      xdr_get_opaque(&r.body, back, &blen, 200) && blen == 100 &&
+		      memcmp(back, args + 4, 100) == 0,
+	      "UDP call");
+	xdr_out_free(&c);
+	close(fd);
+}
+
+static void test_many_connections(struct tserver *ts)
+{
+	enum { N = 1000 };
+	static int fds[N];
+	int connected = 0, answered = 0;
+
+	for (int i = 0; i < N; i++) {
+		fds[i] = tcp_connect(ts->tcp_port);
+		if (fds[i] >= 0 && send_call(fds[i], 1000 + i, 0, NULL, 0) == 0)
+			connected++;
+	}
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0 && reply_xid(fds[i], NULL) == (uint32_t)(1000 + i))
+			answered++;
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	CHECK(connected == N, "1000 simultaneous connections each sent a call");
+	CHECK(answered == N, "1000 simultaneous connections each got a reply");
+}
+
+/* A client that sends calls with big replies and never reads: the server
+ * stops reading it, its memory stays bounded, others are still served. */
+static void test_no_reader(struct tserver *ts)
+{
+	int x = tcp_connect(ts->tcp_port), y;
+	struct xdr_out rec;
+	long before = rss_kib(), after;
+	int sent = 0;
+	uint32_t stat = 99;
+
+	encode_record(&rec, 9, 3, NULL, 0, 0);
+	/* stop when the socket stays full for half a second */
+	for (; sent < 400000; sent++) {
+		struct pollfd p = {.fd = x, .events = POLLOUT};
+		if (poll(&p, 1, 500) != 1 ||
+		    send(x, rec.buf, rec.len, MSG_DONTWAIT) != (ssize_t)rec.len)
+			break;
+	}
+	xdr_out_free(&rec);
+	usleep(300 * 1000);
+	after = rss_kib();
+	fprintf(stderr, "# no-reader: %d calls sent (%ld MiB of replies), "
+			"RSS %ld -> %ld MiB\n",
+		sent, (long)sent * BIG_REPLY >> 20, before >> 10, after >> 10);
+	CHECK(sent > 1000, "non-reading client could queue many calls");
+	CHECK(after - before < 200 * 1024,
+	      "server memory bounded for a client that never reads");
+	y = tcp_connect(ts->tcp_port);
+	send_call(y, 10, 0, NULL, 0);
+	CHECK(reply_xid(y, &stat) == 10 && stat == RPC_SUCCESS,
+	      "others still answered meanwhile");
+	close(x);
+	send_call(y, 11, 0, NULL, 0);
+	CHECK(reply_xid(y, NULL) == 11, "server fine after it disconnects");
+	close(y);
+}
+
+/* Many calls in one write: reading pauses at max_inflight (and at
+ * max_out_bytes while the client is not reading) with input left over,
+ * which must still be served once the connection drains. */
+static void test_burst(struct tserver *ts, uint32_t proc, int ncalls,
+		       int delay_ms, const char *name)
+{
+	int fd = tcp_connect(ts->tcp_port), answered = 0;
+	struct xdr_out all, one;
+	bool seen[256] = {false};
+
+	xdr_out_init(&all, 4096, 1 << 20);
+	for (int i = 0; i < ncalls; i++) {
+		encode_record(&one, (uint32_t)(5000 + i), proc, NULL, 0, 0);
+		xdr_put_fixed(&all, one.buf, one.len);
+		xdr_out_free(&one);
+	}
+	write_all(fd, all.buf, all.len);
+	xdr_out_free(&all);
+	usleep((useconds_t)delay_ms * 1000);
+	for (int i = 0; i < ncalls; i++) {
+		uint32_t x = reply_xid(fd, NULL);
+		if (x >= 5000 && x < 5000 + (uint32_t)ncalls && !seen[x - 5000]) {
+			seen[x - 5000] = true;
+			answered++;
+		}
+	}
+	CHECK(answered == ncalls, name);
+	close(fd);
+}
+
+/* The peer goes away while its call runs: the late reply is dropped. */
+static void test_disconnect_during_call(struct tserver *ts)
+{
+	int fd = tcp_connect(ts->tcp_port);
+	send_call(fd, 1, 2, NULL, 0);
+	send_call(fd, 2, 3, NULL, 0);
+	usleep(50 * 1000);
+	close(fd);
+	usleep(1200 * 1000);
+	fd = tcp_connect(ts->tcp_port);
+	send_call(fd, 3, 0, NULL, 0);
+	CHECK(reply_xid(fd, NULL) == 3, "disconnect during a call is harmless");
+	close(fd);
+}
+
+static void test_bad_streams(struct tserver *ts)
+{
+	const uint8_t huge[4] = {0x80, 0x20, 0, 0}; /* 2 MiB record */
+	const uint8_t junk[12] = {0x80, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+	uint8_t b;
+	int fd = tcp_connect(ts->tcp_port);
+
+	write_all(fd, huge, 4);
+	CHECK(read(fd, &b, 1) <= 0, "oversized record closes the connection");
+	close(fd);
+
+	fd = tcp_connect(ts->tcp_port);
+	write_all(fd, junk, sizeof(junk));
+	send_call(fd, 12, 0, NULL, 0);
+	CHECK(reply_xid(fd, NULL) == 12,
+	      "garbage record dropped, connection kept");
+	close(fd);
+}
+
+static void test_max_conns(void)
+{
+	struct tserver ts;
+	struct rpc_server_config cfg = {.nthreads = 2, .max_conns = 5};
+	int fds[10], served = 0;
+
+	CHECK(server_start(&ts, &cfg) == 0, "second server started");
+	for (int i = 0; i < 10; i++) {
+		fds[i] = tcp_connect(ts.tcp_port);
+		usleep(10 * 1000);
+	}
+	for (int i = 0; i < 10; i++) {
+		send_call(fds[i], 100 + i, 0, NULL, 0);
+		served += reply_xid(fds[i], NULL) == (uint32_t)(100 + i);
+	}
+	CHECK(served == 5, "connections beyond max_conns are closed");
+	for (int i = 0; i < 10; i++)
+		close(fds[i]);
+	server_stop(&ts);
+}
+
+static struct rpc_server *signal_target;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	rpc_server_stop(signal_target);
+}
+
+int main(void)
+{
+	struct tserver ts;
+	struct rpc_server_config cfg = {.nthreads = 4,
+					.max_inflight = 8,
+					.max_out_bytes = 1 << 20};
+	struct rlimit rl;
+
+	signal(SIGPIPE, SIG_IGN);
+	log_set_level(LOG_ERR);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+
+	CHECK(server_start(&ts, &cfg) == 0, "server started on port 0");
+	CHECK(ts.tcp_port != 0 && ts.udp_port != 0, "ports reported");
+	test_slow_and_fast(&ts);
+	test_fragments(&ts);
+	test_udp(&ts);
+	test_bad_streams(&ts);
+	test_many_connections(&ts);
+	test_disconnect_during_call(&ts);
+	test_burst(&ts, 4, 200, 0,
+		   "burst past max_inflight in one write: all answered");
+	test_burst(&ts, 3, 100, 500,
+		   "burst past max_out_bytes, read late: all answered");
+	test_no_reader(&ts);
+
+	/* stop from a signal handler while a slow call runs */
+	{
+		int fd = tcp_connect(ts.tcp_port);
+		send_call(fd, 1, 2, NULL, 0);
+		usleep(100 * 1000);
+		signal_target = ts.srv;
+		signal(SIGUSR1, on_signal);
+		kill(getpid(), SIGUSR1);
+		pthread_join(ts.thread, NULL);
+		CHECK(ts.run_rc == 0, "rpc_server_run returns after a stop from a "
+				      "signal handler");
+		close(fd);
+		rpc_server_free(ts.srv);
+		rpc_service_free(ts.svc);
+	}
+	test_max_conns();
+	TEST_EXIT();
+}

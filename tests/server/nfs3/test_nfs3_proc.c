@@ -1,0 +1,1144 @@
+/* NFSv3 procedures end to end: a server context with a read-write and a
+ * read-only export in a temp dir, every call hand-encoded and sent through
+ * rpc_service_handle(), every reply decoded and checked. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../test.h"
+#include "server/exports.h"
+#include "server/fh.h"
+#include "server/nfs3/nfs3_xdr.h"
+#include "server/programs.h"
+#include "server/snfsd.h"
+#include "util/log.h"
+
+static struct snfsd S;
+static char base[64], rwdir[96], rodir[96], asdir[96];
+static uint32_t next_xid = 1;
+
+/* ---- call encoding ---- */
+
+static void put_fh(struct xdr_out *a, const struct nfs_fh *fh)
+{
+	xdr_put_opaque(a, fh->data, fh->len);
+}
+
+static void put_diropargs(struct xdr_out *a, const struct nfs_fh *dir,
+                          const char *name)
+{
+	put_fh(a, dir);
+	xdr_put_string(a, name);
+}
+
+/* sattr3 that sets nothing */
+static void put_sattr_none(struct xdr_out *a)
+{
+	for (int i = 0; i < 4; i++)
+		xdr_put_bool(a, false);
+	xdr_put_u32(a, DONT_CHANGE);
+	xdr_put_u32(a, DONT_CHANGE);
+}
+
+static void put_sattr_mode(struct xdr_out *a, uint32_t mode)
+{
+	xdr_put_bool(a, true);
+	xdr_put_u32(a, mode);
+	for (int i = 0; i < 3; i++)
+		xdr_put_bool(a, false);
+	xdr_put_u32(a, DONT_CHANGE);
+	xdr_put_u32(a, DONT_CHANGE);
+}
+
+/* The RPC call header with AUTH_SYS uid 0 gid 0. */
+static void put_call_header(struct xdr_out *r, uint32_t proc)
+{
+	xdr_put_u32(r, next_xid++);
+	xdr_put_u32(r, 0); /* CALL */
+	xdr_put_u32(r, 2); /* RPC version */
+	xdr_put_u32(r, NFS_PROGRAM);
+	xdr_put_u32(r, 3);
+	xdr_put_u32(r, proc);
+	xdr_put_u32(r, RPC_AUTH_SYS);
+	xdr_put_u32(r, 24);
+	xdr_put_u32(r, 0); /* stamp */
+	xdr_put_string(r, "test");
+	xdr_put_u32(r, 0); /* uid */
+	xdr_put_u32(r, 0); /* gid */
+	xdr_put_u32(r, 0); /* gids */
+	xdr_put_u32(r, RPC_AUTH_NONE);
+	xdr_put_u32(r, 0);
+}
+
+struct reply {
+	struct xdr_out buf;
+	struct xdr_in res; /* the procedure's results */
+	int stat;          /* accept_stat, or -1 */
+};
+
+/* Send proc with the first alen bytes of args; decode the reply header. */
+static void call_n(uint32_t proc, const struct xdr_out *args, size_t alen,
+                   struct reply *rep)
+{
+	struct sockaddr_in peer = {.sin_family = AF_INET,
+	                           .sin_port = htons(800)};
+	struct xdr_out rec;
+	struct xdr_in in;
+	uint32_t v, vlen;
+
+	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	xdr_out_init(&rec, 4096, 4u << 20);
+	put_call_header(&rec, proc);
+	xdr_put_fixed(&rec, args->buf, alen); /* alen is 4-aligned or cut */
+	rec.len -= xdr_pad(alen);
+	xdr_out_free(&rep->buf);
+	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
+	rep->stat = -1;
+	if (rpc_service_handle(S.svc, rec.buf, rec.len,
+	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
+	                       NULL, &rep->buf) == 0) {
+		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
+		xdr_get_u32(&in, &v); /* xid */
+		xdr_get_u32(&in, &v); /* REPLY */
+		xdr_get_u32(&in, &v); /* MSG_ACCEPTED */
+		xdr_get_u32(&in, &v); /* verf flavor */
+		xdr_get_u32(&in, &vlen);
+		xdr_skip(&in, vlen);
+		if (xdr_get_u32(&in, &v) && v == 0 && !in.err)
+			rep->stat = 0;
+		else if (!in.err)
+			rep->stat = (int)v;
+		rep->res = in;
+	}
+	xdr_out_free(&rec);
+}
+
+static void call(uint32_t proc, const struct xdr_out *args, struct reply *rep)
+{
+	call_n(proc, args, args->len, rep);
+}
+
+/* The nfsstat3 of a successful RPC, or a value no status has. */
+static uint32_t status(struct reply *rep)
+{
+	uint32_t st;
+
+	if (rep->stat != 0 || !xdr_get_u32(&rep->res, &st))
+		return 0xdeadu;
+	return st;
+}
+
+static struct xdr_out args_new(void)
+{
+	struct xdr_out a;
+	xdr_out_init(&a, 4096, 4u << 20);
+	return a;
+}
+
+/* ---- reply decoding ---- */
+
+struct fattr {
+	uint32_t type, mode, nlink;
+	uint64_t size, fsid, fileid;
+	uint32_t ctime_s, ctime_ns;
+};
+
+static bool get_fattr(struct xdr_in *x, struct fattr *f)
+{
+	uint32_t v;
+	uint64_t w;
+
+	xdr_get_u32(x, &f->type);
+	xdr_get_u32(x, &f->mode);
+	xdr_get_u32(x, &f->nlink);
+	xdr_get_u32(x, &v); /* uid */
+	xdr_get_u32(x, &v); /* gid */
+	xdr_get_u64(x, &f->size);
+	xdr_get_u64(x, &w); /* used */
+	xdr_get_u32(x, &v); /* rdev */
+	xdr_get_u32(x, &v);
+	xdr_get_u64(x, &f->fsid);
+	xdr_get_u64(x, &f->fileid);
+	xdr_get_u64(x, &w); /* atime */
+	xdr_get_u64(x, &w); /* mtime */
+	xdr_get_u32(x, &f->ctime_s);
+	xdr_get_u32(x, &f->ctime_ns);
+	return !x->err;
+}
+
+/* post_op_attr: true when attributes followed (and decoded into f). */
+static bool get_post_op(struct xdr_in *x, struct fattr *f)
+{
+	bool follows = false;
+	struct fattr tmp;
+
+	if (!xdr_get_bool(x, &follows) || !follows)
+		return false;
+	return get_fattr(x, f ? f : &tmp);
+}
+
+static bool get_pre_op(struct xdr_in *x, uint64_t *size)
+{
+	bool follows = false;
+	uint64_t t;
+
+	if (!xdr_get_bool(x, &follows) || !follows)
+		return false;
+	xdr_get_u64(x, size);
+	xdr_get_u64(x, &t);
+	xdr_get_u64(x, &t);
+	return !x->err;
+}
+
+static bool get_fh(struct xdr_in *x, struct nfs_fh *fh)
+{
+	return xdr_get_opaque(x, fh->data, &fh->len, NFS_FH_MAX);
+}
+
+static bool get_post_op_fh(struct xdr_in *x, struct nfs_fh *fh)
+{
+	bool follows = false;
+	return xdr_get_bool(x, &follows) && follows && get_fh(x, fh);
+}
+
+/* ---- setup ---- */
+
+static int root_fh(size_t i, struct nfs_fh *fh)
+{
+	struct export *ex = &S.exports->v[i];
+	struct bk_handle bh;
+	int rc = ex->ops->root(ex->bk, &bh);
+
+	return rc ? rc : fh_make(&S, ex, &bh, fh);
+}
+
+static int setup(void)
+{
+	const char *specs[3];
+	char spec_rw[160], spec_ro[160], spec_as[160], err[256];
+	struct export_table *t;
+	int rc;
+
+	snprintf(base, sizeof(base), "/tmp/snfs-nfs3-XXXXXX");
+	if (!mkdtemp(base))
+		return -errno;
+	snprintf(rwdir, sizeof(rwdir), "%s/rw", base);
+	snprintf(rodir, sizeof(rodir), "%s/ro", base);
+	mkdir(rwdir, 0755);
+	mkdir(rodir, 0755);
+	snprintf(asdir, sizeof(asdir), "%s/as", base);
+	mkdir(asdir, 0755);
+	snprintf(spec_as, sizeof(spec_as),
+		 "%s:rw,async,insecure,no_root_squash", asdir);
+	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
+	         rwdir);
+	snprintf(spec_ro, sizeof(spec_ro), "%s:ro,insecure,no_root_squash",
+	         rodir);
+	specs[0] = spec_rw;
+	specs[1] = spec_ro;
+	specs[2] = spec_as;
+	rc = exports_load(NULL, specs, 3, &t, err, sizeof(err));
+	if (rc) {
+		printf("# exports_load: %s\n", err);
+		return rc;
+	}
+	pthread_mutex_init(&S.exports_lock, NULL);
+	pthread_mutex_init(&S.mounts_lock, NULL);
+	S.exports = t;
+	for (int i = 0; i < 16; i++)
+		S.fh_key[i] = (uint8_t)(i * 7 + 3);
+	memcpy(S.write_verf, "VERF1234", 8);
+	S.svc = rpc_service_new(&S);
+	if (!S.svc)
+		return -ENOMEM;
+	return programs_register(S.svc);
+}
+
+static void teardown(void)
+{
+	char cmd[200];
+
+	rpc_service_free(S.svc);
+	exports_release(S.exports);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		printf("# cleanup of %s failed\n", base);
+}
+
+/* ---- procedures ---- */
+
+static struct nfs_fh root, roroot, asroot;
+
+static uint32_t lookup(const struct nfs_fh *dir, const char *name,
+                       struct nfs_fh *out, struct fattr *attr)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint32_t st;
+
+	put_diropargs(&a, dir, name);
+	call(NFSPROC3_LOOKUP, &a, &rep);
+	st = status(&rep);
+	if (st == NFS3_OK) {
+		get_fh(&rep.res, out);
+		get_post_op(&rep.res, attr);
+	}
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static uint32_t create(const struct nfs_fh *dir, const char *name, uint32_t how,
+                       struct nfs_fh *out)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint32_t st;
+
+	put_diropargs(&a, dir, name);
+	xdr_put_u32(&a, how);
+	if (how == 2)
+		xdr_put_fixed(&a, "exclverf", 8);
+	else
+		put_sattr_mode(&a, 0644);
+	call(NFSPROC3_CREATE, &a, &rep);
+	st = status(&rep);
+	if (st == NFS3_OK && out && !get_post_op_fh(&rep.res, out))
+		st = 0xbad;
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static uint32_t getattr(const struct nfs_fh *fh, struct fattr *f)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint32_t st;
+
+	put_fh(&a, fh);
+	call(NFSPROC3_GETATTR, &a, &rep);
+	st = status(&rep);
+	if (st == NFS3_OK && !get_fattr(&rep.res, f))
+		st = 0xbad;
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static uint32_t simple_dirop(uint32_t proc, const struct nfs_fh *dir,
+                             const char *name)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint32_t st;
+
+	put_diropargs(&a, dir, name);
+	call(proc, &a, &rep);
+	st = status(&rep);
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static void test_basic(void)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct fattr f;
+	struct nfs_fh fh, fh2;
+	uint64_t presize = 99;
+	uint32_t v, count;
+	bool eof;
+	uint8_t verf[8], data[64];
+
+	call(NFSPROC3_NULL, &a, &rep);
+	CHECK(rep.stat == 0 && xdr_in_remaining(&rep.res) == 0,
+	      "NULL answers with nothing");
+
+	CHECK(getattr(&root, &f) == NFS3_OK && f.type == NF3DIR &&
+	          f.fsid == S.exports->v[0].fsid,
+	      "GETATTR of the root: a directory with the export's fsid");
+
+	CHECK(create(&root, "f", 0, &fh) == NFS3_OK, "CREATE UNCHECKED");
+	CHECK(create(&root, "f", 1, NULL) == NFS3ERR_EXIST,
+	      "CREATE GUARDED of an existing name: EXIST");
+	CHECK(create(&root, "f", 0, &fh2) == NFS3_OK,
+	      "CREATE UNCHECKED of an existing name: OK");
+	CHECK(create(&root, "x", 2, &fh2) == NFS3_OK &&
+	          create(&root, "x", 2, NULL) == NFS3_OK,
+	      "CREATE EXCLUSIVE twice with the same verifier: OK");
+	CHECK(create(&root, ".", 0, NULL) == NFS3ERR_EXIST,
+	      "CREATE '.': EXIST");
+	CHECK(create(&root, "a/b", 0, NULL) == NFS3ERR_ACCES,
+	      "CREATE 'a/b': ACCES");
+
+	CHECK(lookup(&root, "f", &fh2, &f) == NFS3_OK && f.type == NF3REG &&
+	          (f.mode & 0777) == 0644 && f.size == 0,
+	      "LOOKUP finds the created file, mode 0644");
+	CHECK(fh2.len == fh.len && !memcmp(fh2.data, fh.data, fh.len),
+	      "LOOKUP handle equals CREATE handle");
+	CHECK(lookup(&root, "nope", &fh2, NULL) == NFS3ERR_NOENT,
+	      "LOOKUP of a missing name: NOENT");
+	CHECK(lookup(&root, "", &fh2, NULL) == NFS3ERR_NOENT,
+	      "LOOKUP of '': NOENT");
+	CHECK(lookup(&root, "..", &fh2, &f) == NFS3_OK && fh2.len == root.len &&
+	          !memcmp(fh2.data, root.data, root.len),
+	      "LOOKUP '..' of the export root is the root");
+	char longname[300];
+	memset(longname, 'n', 256);
+	longname[256] = 0;
+	CHECK(lookup(&root, longname, &fh2, NULL) == NFS3ERR_NAMETOOLONG,
+	      "LOOKUP 256-byte name: NAMETOOLONG");
+	CHECK(create(&root, longname, 0, NULL) == NFS3ERR_NAMETOOLONG,
+	      "CREATE 256-byte name: NAMETOOLONG");
+
+	/* WRITE */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 11);
+	xdr_put_u32(&a, 2); /* FILE_SYNC */
+	xdr_put_opaque(&a, "hello world", 11);
+	call(NFSPROC3_WRITE, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "WRITE: OK");
+	CHECK(get_pre_op(&rep.res, &presize) && presize == 0,
+	      "WRITE: wcc pre size 0");
+	CHECK(get_post_op(&rep.res, &f) && f.size == 11,
+	      "WRITE: wcc post size 11");
+	xdr_get_u32(&rep.res, &count);
+	xdr_get_u32(&rep.res, &v);
+	xdr_get_fixed(&rep.res, verf, 8);
+	CHECK(!rep.res.err && count == 11 && v == 2 &&
+	          !memcmp(verf, S.write_verf, 8),
+	      "WRITE: count, FILE_SYNC, verifier = write_verf");
+
+	/* a data length that disagrees with count */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 12);
+	xdr_put_u32(&a, 0);
+	xdr_put_opaque(&a, "hello world", 11);
+	call(NFSPROC3_WRITE, &a, &rep);
+	CHECK(rep.stat == RPC_GARBAGE_ARGS, "WRITE count != length: GARBAGE");
+
+	/* READ */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 100);
+	call(NFSPROC3_READ, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "READ: OK");
+	CHECK(get_post_op(&rep.res, &f) && f.size == 11, "READ: attributes");
+	xdr_get_u32(&rep.res, &count);
+	xdr_get_bool(&rep.res, &eof);
+	xdr_get_opaque(&rep.res, data, &v, sizeof(data));
+	CHECK(!rep.res.err && count == 11 && v == 11 && eof &&
+	          !memcmp(data, "hello world", 11) &&
+	          xdr_in_remaining(&rep.res) == 0,
+	      "READ: whole file, eof, padded");
+
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 2);
+	xdr_put_u32(&a, 3);
+	call(NFSPROC3_READ, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "READ part: OK");
+	get_post_op(&rep.res, NULL);
+	xdr_get_u32(&rep.res, &count);
+	xdr_get_bool(&rep.res, &eof);
+	xdr_get_opaque(&rep.res, data, &v, sizeof(data));
+	CHECK(!rep.res.err && count == 3 && !eof && !memcmp(data, "llo", 3),
+	      "READ part: 3 bytes, not eof");
+
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 1000);
+	xdr_put_u32(&a, 10);
+	call(NFSPROC3_READ, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "READ past end: OK");
+	get_post_op(&rep.res, NULL);
+	xdr_get_u32(&rep.res, &count);
+	xdr_get_bool(&rep.res, &eof);
+	CHECK(!rep.res.err && count == 0 && eof, "READ past end: 0 bytes, eof");
+
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &root);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 10);
+	call(NFSPROC3_READ, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_ISDIR, "READ of a directory: ISDIR");
+
+	/* COMMIT */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 0);
+	call(NFSPROC3_COMMIT, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "COMMIT: OK");
+	get_pre_op(&rep.res, &presize);
+	get_post_op(&rep.res, NULL);
+	xdr_get_fixed(&rep.res, verf, 8);
+	CHECK(!rep.res.err && !memcmp(verf, S.write_verf, 8),
+	      "COMMIT: verifier = write_verf");
+
+	/* SETATTR with a guard */
+	getattr(&fh, &f);
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	put_sattr_mode(&a, 0600);
+	xdr_put_bool(&a, true);
+	xdr_put_u32(&a, f.ctime_s + 1);
+	xdr_put_u32(&a, f.ctime_ns);
+	call(NFSPROC3_SETATTR, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_NOT_SYNC,
+	      "SETATTR guard mismatch: NOT_SYNC");
+	CHECK(get_pre_op(&rep.res, &presize) && get_post_op(&rep.res, &f) &&
+	          (f.mode & 0777) == 0644,
+	      "SETATTR NOT_SYNC: wcc present, mode unchanged");
+
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_bool(&a, true); /* mode */
+	xdr_put_u32(&a, 0600);
+	xdr_put_bool(&a, false);
+	xdr_put_bool(&a, false);
+	xdr_put_bool(&a, true); /* size */
+	xdr_put_u64(&a, 5);
+	xdr_put_u32(&a, SET_TO_SERVER_TIME);
+	xdr_put_u32(&a, SET_TO_CLIENT_TIME);
+	xdr_put_u32(&a, 1000000);
+	xdr_put_u32(&a, 5);
+	xdr_put_bool(&a, true);
+	xdr_put_u32(&a, f.ctime_s);
+	xdr_put_u32(&a, f.ctime_ns);
+	call(NFSPROC3_SETATTR, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "SETATTR guard match: OK");
+	CHECK(getattr(&fh, &f) == NFS3_OK && (f.mode & 07777) == 0600 &&
+	          f.size == 5,
+	      "SETATTR: mode and size applied");
+
+	/* ACCESS */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &fh);
+	xdr_put_u32(&a, 0x3f);
+	call(NFSPROC3_ACCESS, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL),
+	      "ACCESS: OK with attributes");
+	xdr_get_u32(&rep.res, &v);
+	CHECK(!rep.res.err && (v & 0x1) && (v & 0x4),
+	      "ACCESS: root may read and modify");
+
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+static void test_namespace(void)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct nfs_fh d, l, p, f;
+	struct fattr fa;
+	char buf[64];
+	uint32_t v;
+
+	/* MKDIR */
+	put_diropargs(&a, &root, "d");
+	put_sattr_mode(&a, 0755);
+	call(NFSPROC3_MKDIR, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op_fh(&rep.res, &d) &&
+	          get_post_op(&rep.res, &fa) && fa.type == NF3DIR,
+	      "MKDIR: handle and directory attributes");
+	CHECK(simple_dirop(NFSPROC3_RMDIR, &root, ".") == NFS3ERR_INVAL,
+	      "RMDIR '.': INVAL");
+
+	/* SYMLINK + READLINK */
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "l");
+	put_sattr_none(&a);
+	xdr_put_string(&a, "target/path");
+	call(NFSPROC3_SYMLINK, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op_fh(&rep.res, &l),
+	      "SYMLINK: OK with handle");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &l);
+	call(NFSPROC3_READLINK, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, &fa) &&
+	          fa.type == NF3LNK,
+	      "READLINK: OK, a symlink");
+	memset(buf, 0, sizeof(buf));
+	CHECK(xdr_get_opaque(&rep.res, buf, &v, sizeof(buf) - 1) &&
+	          !strcmp(buf, "target/path"),
+	      "READLINK: the target");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &root);
+	call(NFSPROC3_READLINK, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_INVAL, "READLINK of a directory: INVAL");
+
+	/* SYMLINK target too long */
+	static char longpath[5000];
+	memset(longpath, 'p', 4097);
+	longpath[4097] = 0;
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "l2");
+	put_sattr_none(&a);
+	xdr_put_string(&a, longpath);
+	call(NFSPROC3_SYMLINK, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_NAMETOOLONG,
+	      "SYMLINK 4097-byte target: NAMETOOLONG");
+
+	/* MKNOD */
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "p");
+	xdr_put_u32(&a, NF3FIFO);
+	put_sattr_mode(&a, 0600);
+	call(NFSPROC3_MKNOD, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op_fh(&rep.res, &p) &&
+	          get_post_op(&rep.res, &fa) && fa.type == NF3FIFO,
+	      "MKNOD FIFO");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &p);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 10);
+	call(NFSPROC3_READ, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_INVAL, "READ of a FIFO: INVAL");
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "r");
+	xdr_put_u32(&a, NF3REG);
+	call(NFSPROC3_MKNOD, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_BADTYPE, "MKNOD NF3REG: BADTYPE");
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "c");
+	xdr_put_u32(&a, NF3CHR);
+	put_sattr_mode(&a, 0600);
+	xdr_put_u32(&a, 1);
+	xdr_put_u32(&a, 3);
+	call(NFSPROC3_MKNOD, &a, &rep);
+	v = status(&rep);
+	CHECK(v == NFS3_OK || v == NFS3ERR_PERM || v == NFS3ERR_NOTSUPP,
+	      "MKNOD NF3CHR: OK, PERM or NOTSUPP");
+
+	/* LINK, RENAME, REMOVE */
+	create(&root, "g", 0, &f);
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	put_diropargs(&a, &root, "g2");
+	call(NFSPROC3_LINK, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, &fa) &&
+	          fa.nlink == 2,
+	      "LINK: nlink 2");
+	xdr_out_truncate(&a, 0);
+	put_diropargs(&a, &root, "g2");
+	put_diropargs(&a, &d, "g3");
+	call(NFSPROC3_RENAME, &a, &rep);
+	uint64_t sz;
+	CHECK(status(&rep) == NFS3_OK && get_pre_op(&rep.res, &sz) &&
+	          get_post_op(&rep.res, NULL) && get_pre_op(&rep.res, &sz) &&
+	          get_post_op(&rep.res, NULL),
+	      "RENAME across directories: OK, both wcc");
+	CHECK(lookup(&d, "g3", &l, NULL) == NFS3_OK &&
+	          lookup(&root, "g2", &l, NULL) == NFS3ERR_NOENT,
+	      "RENAME moved the name");
+	CHECK(simple_dirop(NFSPROC3_RMDIR, &root, "d") == NFS3ERR_NOTEMPTY,
+	      "RMDIR of a non-empty directory: NOTEMPTY");
+	CHECK(simple_dirop(NFSPROC3_REMOVE, &d, "g3") == NFS3_OK, "REMOVE: OK");
+	CHECK(simple_dirop(NFSPROC3_RMDIR, &root, "d") == NFS3_OK, "RMDIR: OK");
+	CHECK(simple_dirop(NFSPROC3_REMOVE, &root, "g") == NFS3_OK &&
+	          getattr(&f, &fa) == NFS3ERR_STALE,
+	      "GETATTR after REMOVE: STALE");
+	CHECK(simple_dirop(NFSPROC3_REMOVE, &root, "nope") == NFS3ERR_NOENT,
+	      "REMOVE of a missing name: NOENT");
+
+	/* a forged handle */
+	struct nfs_fh bad = root;
+	bad.data[bad.len - 1] ^= 0x55;
+	CHECK(getattr(&bad, &fa) == NFS3ERR_BADHANDLE,
+	      "GETATTR of a bit-flipped handle: BADHANDLE");
+	xdr_out_truncate(&a, 0);
+	xdr_put_u32(&a, 65);
+	xdr_put_fixed(&a, longpath, 65);
+	call(NFSPROC3_GETATTR, &a, &rep);
+	CHECK(rep.stat == RPC_GARBAGE_ARGS, "GETATTR 65-byte handle: GARBAGE");
+
+	/* FSSTAT, FSINFO, PATHCONF */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &root);
+	call(NFSPROC3_FSSTAT, &a, &rep);
+	uint64_t tb = 0, fb = 0;
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
+	          xdr_get_u64(&rep.res, &tb) && xdr_get_u64(&rep.res, &fb) &&
+	          tb > 0 && fb <= tb,
+	      "FSSTAT: sizes");
+	call(NFSPROC3_FSINFO, &a, &rep);
+	uint32_t rtmax = 0;
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
+	          xdr_get_u32(&rep.res, &rtmax) && rtmax == 1048576,
+	      "FSINFO: rtmax 1 MiB");
+	call(NFSPROC3_PATHCONF, &a, &rep);
+	uint32_t linkmax = 0, name_max = 0;
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
+	          xdr_get_u32(&rep.res, &linkmax) &&
+	          xdr_get_u32(&rep.res, &name_max) && name_max == 255,
+	      "PATHCONF: name_max 255");
+
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+static void test_rofs(void)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct nfs_fh f;
+	char path[200];
+	int fd;
+	uint32_t v;
+
+	snprintf(path, sizeof(path), "%s/file", rodir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	CHECK(create(&roroot, "new", 0, NULL) == NFS3ERR_ROFS,
+	      "CREATE on a ro export: ROFS");
+	CHECK(simple_dirop(NFSPROC3_REMOVE, &roroot, "file") == NFS3ERR_ROFS,
+	      "REMOVE on a ro export: ROFS");
+	CHECK(lookup(&roroot, "file", &f, NULL) == NFS3_OK,
+	      "LOOKUP on a ro export: OK");
+	put_fh(&a, &f);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 1);
+	xdr_put_u32(&a, 0);
+	xdr_put_opaque(&a, "z", 1);
+	call(NFSPROC3_WRITE, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_ROFS, "WRITE on a ro export: ROFS");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	put_sattr_mode(&a, 0600);
+	xdr_put_bool(&a, false);
+	call(NFSPROC3_SETATTR, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_ROFS, "SETATTR on a ro export: ROFS");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	xdr_put_u32(&a, 0x3f);
+	call(NFSPROC3_ACCESS, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
+	          xdr_get_u32(&rep.res, &v) && (v & 1) && !(v & 0x1c),
+	      "ACCESS on a ro export: read only");
+	/* a handle of the ro export in a call on the rw one */
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	put_diropargs(&a, &root, "xlink");
+	call(NFSPROC3_LINK, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_XDEV, "LINK across exports: XDEV");
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+/* WRITE UNSTABLE: the export option "sync" (the default) makes it
+ * FILE_SYNC; "async" leaves it to the backend. */
+static uint32_t write_unstable(const struct nfs_fh *dir, uint32_t *committed)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct nfs_fh f;
+	uint64_t sz;
+	uint32_t st, n = 0;
+
+	st = create(dir, "u", 0, &f);
+	if (st == NFS3_OK) {
+		put_fh(&a, &f);
+		xdr_put_u64(&a, 0);
+		xdr_put_u32(&a, 4);
+		xdr_put_u32(&a, 0); /* UNSTABLE */
+		xdr_put_opaque(&a, "data", 4);
+		call(NFSPROC3_WRITE, &a, &rep);
+		st = status(&rep);
+		get_pre_op(&rep.res, &sz);
+		get_post_op(&rep.res, NULL);
+		xdr_get_u32(&rep.res, &n);
+		xdr_get_u32(&rep.res, committed);
+		if (rep.res.err || n != 4)
+			st = 0xbad;
+	}
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static void test_stability(void)
+{
+	uint32_t c = 99;
+
+	CHECK(write_unstable(&root, &c) == NFS3_OK && c == 2,
+	      "WRITE UNSTABLE on a sync export: FILE_SYNC");
+	c = 99;
+	CHECK(write_unstable(&asroot, &c) == NFS3_OK && c == 0,
+	      "WRITE UNSTABLE on an async export: UNSTABLE");
+}
+
+/* One READDIR or READDIRPLUS round; counts names into seen[]. */
+struct listing {
+	int seen[3000];
+	int dots, other, calls, attrs, handles;
+	bool too_big, bad;
+};
+
+static bool list_round(const struct nfs_fh *dir, bool plus, uint64_t *cookie,
+                       uint8_t cverf[8], uint32_t count, struct listing *l)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	bool more, eof = false;
+	char name[300];
+	uint32_t nlen;
+	uint64_t fileid;
+	struct nfs_fh fh;
+
+	put_fh(&a, dir);
+	xdr_put_u64(&a, *cookie);
+	xdr_put_fixed(&a, cverf, 8);
+	if (plus)
+		xdr_put_u32(&a, count / 4); /* dircount */
+	xdr_put_u32(&a, count);
+	call(plus ? NFSPROC3_READDIRPLUS : NFSPROC3_READDIR, &a, &rep);
+	l->calls++;
+	size_t before = rep.res.pos;
+	if (status(&rep) != NFS3_OK) {
+		l->bad = true;
+		goto out;
+	}
+	get_post_op(&rep.res, NULL);
+	xdr_get_fixed(&rep.res, cverf, 8);
+	while (xdr_get_bool(&rep.res, &more) && more) {
+		xdr_get_u64(&rep.res, &fileid);
+		memset(name, 0, sizeof(name));
+		if (!xdr_get_opaque(&rep.res, name, &nlen, 255))
+			break;
+		xdr_get_u64(&rep.res, cookie);
+		if (plus) {
+			if (get_post_op(&rep.res, NULL))
+				l->attrs++;
+			if (get_post_op_fh(&rep.res, &fh))
+				l->handles++;
+		}
+		int i;
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			l->dots++;
+		else if (sscanf(name, "e%d", &i) == 1 && i >= 0 && i < 3000)
+			l->seen[i]++;
+		else
+			l->other++;
+	}
+	xdr_get_bool(&rep.res, &eof);
+	if (rep.res.err)
+		l->bad = true;
+	if (rep.res.len - before > count)
+		l->too_big = true;
+out:
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return eof || l->bad;
+}
+
+static void test_readdir(void)
+{
+	static struct listing l;
+	struct nfs_fh big;
+	char path[200];
+	uint8_t cverf[8];
+	uint64_t cookie;
+	int once, fd;
+
+	snprintf(path, sizeof(path), "%s/big", rwdir);
+	mkdir(path, 0755);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(path, sizeof(path), "%s/big/e%d", rwdir, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECK(lookup(&root, "big", &big, NULL) == NFS3_OK, "LOOKUP big dir");
+
+	memset(&l, 0, sizeof(l));
+	memset(cverf, 0, 8);
+	cookie = 0;
+	while (!list_round(&big, false, &cookie, cverf, 1024, &l) &&
+	       l.calls < 10000)
+		;
+	once = 0;
+	for (int i = 0; i < 3000; i++)
+		once += l.seen[i] == 1;
+	CHECK(!l.bad && once == 3000 && l.other == 0 && l.dots == 2,
+	      "READDIR 1 KiB replies: each of 3000 entries exactly once");
+	CHECK(l.calls > 50, "READDIR: many small replies");
+	CHECK(!l.too_big, "READDIR: replies within count");
+
+	memset(&l, 0, sizeof(l));
+	memset(cverf, 0, 8);
+	cookie = 0;
+	while (!list_round(&big, true, &cookie, cverf, 4096, &l) &&
+	       l.calls < 10000)
+		;
+	once = 0;
+	for (int i = 0; i < 3000; i++)
+		once += l.seen[i] == 1;
+	CHECK(!l.bad && once == 3000 && l.dots == 2,
+	      "READDIRPLUS 4 KiB: each of 3000 entries exactly once");
+	CHECK(!l.too_big, "READDIRPLUS: reply size <= maxcount");
+	CHECK(l.attrs == 3002 && l.handles == 3002,
+	      "READDIRPLUS: every entry has attributes and a handle");
+
+	/* One 1 MiB READDIRPLUS holds everything. */
+	memset(&l, 0, sizeof(l));
+	memset(cverf, 0, 8);
+	cookie = 0;
+	CHECK(list_round(&big, true, &cookie, cverf, 1 << 20, &l) && !l.bad &&
+	          l.calls == 1 && !l.too_big,
+	      "READDIRPLUS 1 MiB: whole directory in one reply");
+	/* A huge maxcount is clamped, not refused. */
+	memset(&l, 0, sizeof(l));
+	memset(cverf, 0, 8);
+	cookie = 0;
+	CHECK(list_round(&big, false, &cookie, cverf, 0xffffffffu, &l) &&
+	          !l.bad,
+	      "READDIR count 4 GiB: clamped");
+
+	/* too small for one entry */
+	memset(&l, 0, sizeof(l));
+	memset(cverf, 0, 8);
+	cookie = 0;
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	put_fh(&a, &big);
+	xdr_put_u64(&a, 0);
+	xdr_put_fixed(&a, cverf, 8);
+	xdr_put_u32(&a, 16);
+	call(NFSPROC3_READDIR, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_TOOSMALL, "READDIR count 16: TOOSMALL");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &big);
+	xdr_put_u64(&a, 0x7fffffffffff1234ULL);
+	xdr_put_fixed(&a, "verfverf", 8);
+	xdr_put_u32(&a, 4096);
+	call(NFSPROC3_READDIR, &a, &rep);
+	uint32_t st = status(&rep);
+	CHECK(st == NFS3ERR_BAD_COOKIE || st == NFS3_OK,
+	      "READDIR bogus cookie: BAD_COOKIE (or an empty tail)");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &root);
+	xdr_put_u64(&a, 0);
+	xdr_put_fixed(&a, cverf, 8);
+	xdr_put_u32(&a, 4096);
+	struct nfs_fh f;
+	lookup(&root, "f", &f, NULL);
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	xdr_put_u64(&a, 0);
+	xdr_put_fixed(&a, cverf, 8);
+	xdr_put_u32(&a, 4096);
+	call(NFSPROC3_READDIR, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_NOTDIR, "READDIR of a file: NOTDIR");
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A 1 MiB READDIRPLUS holds ~10,000 entries; it must cost linear time. */
+static void test_readdirplus_big(void)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct nfs_fh dir, fh;
+	char path[200];
+	bool more = false;
+	uint64_t cookie, fileid;
+	uint32_t nlen, n = 0;
+	double t0, dt;
+	char name[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/huge", rwdir);
+	mkdir(path, 0755);
+	for (int i = 0; i < 12000; i++) {
+		snprintf(path, sizeof(path), "%s/huge/n%07d", rwdir, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	lookup(&root, "huge", &dir, NULL);
+	put_fh(&a, &dir);
+	xdr_put_u64(&a, 0);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, 1 << 20);
+	xdr_put_u32(&a, 1 << 20);
+	t0 = now();
+	call(NFSPROC3_READDIRPLUS, &a, &rep);
+	dt = now() - t0;
+	size_t start = rep.res.pos;
+	CHECK(status(&rep) == NFS3_OK, "READDIRPLUS 1 MiB of 12000: OK");
+	get_post_op(&rep.res, NULL);
+	xdr_get_u64(&rep.res, &cookie);
+	while (xdr_get_bool(&rep.res, &more) && more) {
+		xdr_get_u64(&rep.res, &fileid);
+		xdr_get_opaque(&rep.res, name, &nlen, 255);
+		xdr_get_u64(&rep.res, &cookie);
+		get_post_op(&rep.res, NULL);
+		get_post_op_fh(&rep.res, &fh);
+		n++;
+	}
+	printf("# %u entries, %zu bytes in %.3f s\n", n, rep.res.len - start,
+	       dt);
+	CHECK(!rep.res.err && n > 5000 && rep.res.len - start <= (1u << 20),
+	      "READDIRPLUS 1 MiB: thousands of entries, within maxcount");
+	CHECK(dt < 5.0, "READDIRPLUS 1 MiB: fast (linear)");
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+/* Valid arguments for every procedure; every strict prefix must be
+ * GARBAGE_ARGS, and the server must survive (ASan watches). */
+static void test_truncation(void)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	int bad = 0, full_bad = 0;
+	struct nfs_fh f;
+
+	lookup(&root, "f", &f, NULL);
+	for (uint32_t proc = 1; proc < NFS3_NPROCS; proc++) {
+		xdr_out_truncate(&a, 0);
+		switch (proc) {
+		case NFSPROC3_GETATTR:
+		case NFSPROC3_READLINK:
+		case NFSPROC3_FSSTAT:
+		case NFSPROC3_FSINFO:
+		case NFSPROC3_PATHCONF:
+			put_fh(&a, &f);
+			break;
+		case NFSPROC3_SETATTR:
+			put_fh(&a, &f);
+			put_sattr_none(&a);
+			xdr_put_bool(&a, true);
+			xdr_put_u64(&a, 0);
+			break;
+		case NFSPROC3_LOOKUP:
+		case NFSPROC3_REMOVE:
+		case NFSPROC3_RMDIR:
+			put_diropargs(&a, &root, "zz");
+			break;
+		case NFSPROC3_ACCESS:
+			put_fh(&a, &f);
+			xdr_put_u32(&a, 1);
+			break;
+		case NFSPROC3_READ:
+		case NFSPROC3_COMMIT:
+			put_fh(&a, &f);
+			xdr_put_u64(&a, 0);
+			xdr_put_u32(&a, 4);
+			break;
+		case NFSPROC3_WRITE:
+			put_fh(&a, &f);
+			xdr_put_u64(&a, 100);
+			xdr_put_u32(&a, 3);
+			xdr_put_u32(&a, 0);
+			xdr_put_opaque(&a, "abc", 3);
+			break;
+		case NFSPROC3_CREATE:
+			put_diropargs(&a, &root, "tc");
+			xdr_put_u32(&a, 0);
+			put_sattr_none(&a);
+			break;
+		case NFSPROC3_MKDIR:
+			put_diropargs(&a, &root, "td");
+			put_sattr_none(&a);
+			break;
+		case NFSPROC3_SYMLINK:
+			put_diropargs(&a, &root, "ts");
+			put_sattr_none(&a);
+			xdr_put_string(&a, "tgt");
+			break;
+		case NFSPROC3_MKNOD:
+			put_diropargs(&a, &root, "tn");
+			xdr_put_u32(&a, NF3CHR);
+			put_sattr_none(&a);
+			xdr_put_u32(&a, 1);
+			xdr_put_u32(&a, 2);
+			break;
+		case NFSPROC3_RENAME:
+			put_diropargs(&a, &root, "zz1");
+			put_diropargs(&a, &root, "zz2");
+			break;
+		case NFSPROC3_LINK:
+			put_fh(&a, &f);
+			put_diropargs(&a, &root, "tl");
+			break;
+		case NFSPROC3_READDIR:
+			put_fh(&a, &root);
+			xdr_put_u64(&a, 0);
+			xdr_put_u64(&a, 0);
+			xdr_put_u32(&a, 4096);
+			break;
+		case NFSPROC3_READDIRPLUS:
+			put_fh(&a, &root);
+			xdr_put_u64(&a, 0);
+			xdr_put_u64(&a, 0);
+			xdr_put_u32(&a, 1024);
+			xdr_put_u32(&a, 4096);
+			break;
+		}
+		for (size_t cut = 0; cut < a.len; cut++) {
+			call_n(proc, &a, cut, &rep);
+			if (rep.stat != RPC_GARBAGE_ARGS) {
+				if (bad < 5)
+					printf("# proc %u cut %zu: stat %d\n",
+					       proc, cut, rep.stat);
+				bad++;
+			}
+		}
+		call(proc, &a, &rep);
+		if (rep.stat != 0) {
+			printf("# proc %u full args: stat %d\n", proc,
+			       rep.stat);
+			full_bad++;
+		}
+	}
+	CHECK(bad == 0, "every truncation of every procedure: GARBAGE_ARGS");
+	CHECK(full_bad == 0, "the untruncated arguments decode");
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+int main(void)
+{
+	int rc;
+
+	log_set_level(LOG_ERR); /* the truncation test logs thousands */
+	rc = setup();
+	CHECK(rc == 0, "setup: exports and service");
+	if (rc)
+		TEST_EXIT();
+	CHECK(root_fh(0, &root) == 0 && root_fh(1, &roroot) == 0 &&
+		      root_fh(2, &asroot) == 0,
+	      "root handles");
+	test_basic();
+	test_namespace();
+	test_rofs();
+	test_stability();
+	test_readdir();
+	test_readdirplus_big();
+	test_truncation();
+	teardown();
+	TEST_EXIT();
+}
