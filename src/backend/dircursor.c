@@ -40,11 +40,11 @@ struct linux_dirent64 {
 struct dir_cursor {
 	struct bk_handle h;
 	int fd;
-	uint64_t next;	/* cookie of the first unconsumed entry */
+	uint64_t next;   /* cookie of the first unconsumed entry */
 	size_t len, pos; /* bytes in buf, offset of that entry */
-	bool end;	/* getdents64 returned 0 */
-	bool broken;	/* getdents64 failed */
-	time_t used;	/* CLOCK_MONOTONIC seconds */
+	bool end;        /* getdents64 returned 0 */
+	bool broken;     /* getdents64 failed */
+	time_t used;     /* CLOCK_MONOTONIC seconds */
 	char buf[CURSOR_BUF];
 };
 
@@ -98,9 +98,9 @@ static bool cursor_is(const struct dir_cursor *c, const struct bk_handle *h)
 /* Take out the cursor stopped at cookie in dir, closing idle ones on the
  * way (moved to *idle, closed by the caller outside the lock). */
 static struct dir_cursor *cursor_take(struct dir_cursor_cache *dc,
-				      const struct bk_handle *h,
-				      uint64_t cookie,
-				      struct dir_cursor **idle, int *nidle)
+                                      const struct bk_handle *h,
+                                      uint64_t cookie, struct dir_cursor **idle,
+                                      int *nidle)
 {
 	struct dir_cursor *found = NULL;
 	time_t now = now_sec();
@@ -166,7 +166,7 @@ void dir_cursor_forget(struct dir_cursor_cache *dc, const struct bk_handle *h)
 /* A new cursor on dir at cookie. A cookie the directory cannot seek to
  * is -EINVAL (NFS3ERR_BAD_COOKIE). */
 static int cursor_open(struct bk_export *ex, const struct bk_handle *h,
-		       uint64_t cookie, struct dir_cursor **out)
+                       uint64_t cookie, struct dir_cursor **out)
 {
 	struct dir_cursor *c;
 	struct stat st;
@@ -239,7 +239,7 @@ static int cursor_fill(struct dir_cursor *c)
 
 /* Hand entries to fn until it stops, fails or the directory ends. */
 static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
-		       bool *eof)
+                       bool *eof)
 {
 	const size_t hdr = offsetof(struct linux_dirent64, d_name);
 
@@ -299,8 +299,8 @@ static int dir_readable(int fd, const struct bk_cred *cr)
 }
 
 int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
-		  const struct bk_handle *dir, uint64_t cookie,
-		  bk_dirent_fn fn, void *arg, bool *eof)
+                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
+                  void *arg, bool *eof)
 {
 	struct dir_cursor *idle[CURSOR_SLOTS];
 	struct dir_cursor *c;

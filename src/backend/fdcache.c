@@ -66,7 +66,7 @@ static bool same_handle(const struct bk_handle *a, const struct bk_handle *b)
  * through /proc/self/fd. Reads fall back to read-only when the file
  * cannot be written (read-only file system, running program). */
 static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
-		       bool write, bool *writable)
+                       bool write, bool *writable)
 {
 	char path[64];
 	struct stat st;
@@ -91,7 +91,7 @@ static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
 }
 
 static struct fd_slot *find(struct fd_cache *c, const struct bk_handle *h,
-			    bool write)
+                            bool write)
 {
 	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
 		struct fd_slot *s = &c->s[i];
@@ -124,7 +124,7 @@ static struct fd_slot *pick_slot(struct fd_cache *c, int *victim)
 }
 
 static int insert(struct fd_cache *c, const struct bk_handle *h, int fd,
-		  bool writable, struct fd_ref *ref)
+                  bool writable, struct fd_ref *ref)
 {
 	struct fd_slot *s;
 	int victim;
@@ -147,7 +147,7 @@ static int insert(struct fd_cache *c, const struct bk_handle *h, int fd,
 }
 
 int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
-		 struct fd_ref *ref, struct stat *st)
+                 struct fd_ref *ref, struct stat *st)
 {
 	struct fd_cache *c = ex->fds;
 	struct fd_slot *s;

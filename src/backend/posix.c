@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backend/posix_copy.h"
 #include "backend/posix_int.h"
 
 #define HANDLE_TYPE_LEN 4
@@ -92,7 +93,7 @@ static int check_opened(struct bk_export *ex, int fd, struct stat *st)
 }
 
 int posix_open(struct bk_export *ex, const struct bk_handle *h, int flags,
-	       struct stat *st)
+               struct stat *st)
 {
 	struct fh_buf f;
 	int fd, rc;
@@ -123,7 +124,7 @@ int posix_open(struct bk_export *ex, const struct bk_handle *h, int flags,
  * protocol layer answers ACCES). snfsd does not cross mounts, and cannot
  * name the directory underneath the mount. */
 int posix_open_child(struct bk_export *ex, int dirfd, const char *name,
-		     struct stat *st)
+                     struct stat *st)
 {
 	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	int rc;
@@ -164,7 +165,7 @@ static uint64_t ts_ns(const struct timespec *t)
 }
 
 void posix_fill_attr(const struct bk_export *ex, const struct stat *st,
-		     struct bk_attr *a)
+                     struct bk_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->type = ftype_of(st->st_mode);
@@ -210,7 +211,7 @@ int posix_commit_dir(int dirfd)
 }
 
 int posix_result(struct bk_export *ex, int dirfd, const char *name,
-		 struct bk_handle *out, struct bk_attr *attr)
+                 struct bk_handle *out, struct bk_attr *attr)
 {
 	struct stat st;
 	int fd = posix_open_child(ex, dirfd, name, &st);
@@ -242,7 +243,7 @@ void posix_forget(struct bk_export *ex, const struct bk_handle *h)
 /* Mode bits alone, for kernels without faccessat2 (before 5.8): glibc's
  * emulation would judge the effective uid, not the fsuid. */
 static int access_by_mode(const struct stat *st, const struct bk_cred *cr,
-			  int want)
+                          int want)
 {
 	unsigned bits;
 	bool member = cr->gid == st->st_gid;
@@ -265,12 +266,12 @@ static int access_by_mode(const struct stat *st, const struct bk_cred *cr,
 }
 
 int posix_access_fd(int fd, const struct stat *st, const struct bk_cred *cr,
-		    int want)
+                    int want)
 {
 	static const char empty[] = "";
 
 	if (syscall(SYS_faccessat2, fd, empty, want,
-		    AT_EACCESS | AT_EMPTY_PATH) == 0)
+	            AT_EACCESS | AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno == ENOSYS)
 		return access_by_mode(st, cr, want);
@@ -281,8 +282,8 @@ int posix_access_fd(int fd, const struct stat *st, const struct bk_cred *cr,
  * NFSD_MAY_OWNER_OVERRIDE): a client creating a 0444 file writes it
  * afterwards. Reading is also allowed with execute permission alone, so
  * that a client can page in a program it may only run. */
-int posix_io_permitted(int fd, const struct stat *st,
-		       const struct bk_cred *cr, int want)
+int posix_io_permitted(int fd, const struct stat *st, const struct bk_cred *cr,
+                       int want)
 {
 	int rc;
 
@@ -357,7 +358,7 @@ static int px_root(struct bk_export *ex, struct bk_handle *out)
 }
 
 static int px_getattr(struct bk_export *ex, const struct bk_handle *h,
-		      struct bk_attr *attr)
+                      struct bk_attr *attr)
 {
 	struct stat st;
 	int fd = posix_open(ex, h, O_PATH, &st);
@@ -370,8 +371,8 @@ static int px_getattr(struct bk_export *ex, const struct bk_handle *h,
 }
 
 static int px_setattr(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *h, const struct bk_setattr *sa,
-		      struct bk_attr *after)
+                      const struct bk_handle *h, const struct bk_setattr *sa,
+                      struct bk_attr *after)
 {
 	struct stat st;
 	int fd = posix_open(ex, h, O_PATH, &st);
@@ -397,8 +398,8 @@ static bool is_export_root(const struct bk_export *ex, const struct stat *st)
 /* RFC 1813 section 3.3.3. Searching needs execute permission on the
  * directory, which openat checks under the client's credentials. */
 static int px_lookup(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *dir, const char *name,
-		     struct bk_handle *out, struct bk_attr *attr)
+                     const struct bk_handle *dir, const char *name,
+                     struct bk_handle *out, struct bk_attr *attr)
 {
 	struct stat dst, st;
 	int dfd, fd, rc;
@@ -456,8 +457,8 @@ static uint32_t access_granted(bool dir, bool r, bool w, bool x)
 
 /* RFC 1813 section 3.3.4 */
 static int px_access(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *h, uint32_t want,
-		     uint32_t *granted)
+                     const struct bk_handle *h, uint32_t want,
+                     uint32_t *granted)
 {
 	struct stat st;
 	bool r, w, x;
@@ -482,7 +483,7 @@ static int px_access(struct bk_export *ex, const struct bk_cred *cr,
 
 /* Returns the length of the target, which is also NUL-terminated. */
 static int px_readlink(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *h, char *buf, size_t bufsz)
+                       const struct bk_handle *h, char *buf, size_t bufsz)
 {
 	struct stat st;
 	ssize_t n;
@@ -506,8 +507,8 @@ static int px_readlink(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *h, void *buf, size_t count,
-		       uint64_t off, bool *eof)
+                       const struct bk_handle *h, void *buf, size_t count,
+                       uint64_t off, bool *eof)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -550,12 +551,12 @@ static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
  * FILE_SYNC all metadata) stable before returning; kernels without them
  * get an explicit fdatasync/fsync. */
 static ssize_t write_stable(int fd, const void *buf, size_t count, off_t off,
-			    enum bk_stable stable)
+                            enum bk_stable stable)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = count};
 	int flags = stable == BK_FILE_SYNC   ? RWF_SYNC
-		    : stable == BK_DATA_SYNC ? RWF_DSYNC
-					     : 0;
+	            : stable == BK_DATA_SYNC ? RWF_DSYNC
+	                                     : 0;
 	ssize_t n;
 	int rc;
 
@@ -572,9 +573,9 @@ static ssize_t write_stable(int fd, const void *buf, size_t count, off_t off,
 /* Written under the client's credentials, so that the kernel clears
  * set-id bits as for a local writer. */
 static ssize_t px_write(struct bk_export *ex, const struct bk_cred *cr,
-			const struct bk_handle *h, const void *buf,
-			size_t count, uint64_t off, enum bk_stable stable,
-			enum bk_stable *committed)
+                        const struct bk_handle *h, const void *buf,
+                        size_t count, uint64_t off, enum bk_stable stable,
+                        enum bk_stable *committed)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -594,7 +595,7 @@ static ssize_t px_write(struct bk_export *ex, const struct bk_cred *cr,
 		rc = posix_io_permitted(ref.fd, &st, cr, W_OK);
 	while (rc == 0 && done < count) {
 		n = write_stable(ref.fd, (const char *)buf + done, count - done,
-				 (off_t)(off + done), stable);
+		                 (off_t)(off + done), stable);
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
@@ -613,7 +614,7 @@ static ssize_t px_write(struct bk_export *ex, const struct bk_cred *cr,
 
 /* fsync makes every write of the file stable, through whichever fd. */
 static int px_commit(struct bk_export *ex, const struct bk_handle *h,
-		     uint64_t off, uint64_t count)
+                     uint64_t off, uint64_t count)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -639,7 +640,7 @@ static int px_commit(struct bk_export *ex, const struct bk_handle *h,
 }
 
 static int px_dir_verifier(struct bk_export *ex, const struct bk_handle *dir,
-			   uint64_t *verf)
+                           uint64_t *verf)
 {
 	struct stat st;
 	uint64_t v;
@@ -657,7 +658,7 @@ static int px_dir_verifier(struct bk_export *ex, const struct bk_handle *dir,
 }
 
 static int px_statfs(struct bk_export *ex, const struct bk_handle *h,
-		     struct bk_statfs *out)
+                     struct bk_statfs *out)
 {
 	struct statvfs sv;
 	struct stat st;
@@ -682,14 +683,13 @@ static int px_statfs(struct bk_export *ex, const struct bk_handle *h,
 	out->name_max = sv.f_namemax ? (uint32_t)sv.f_namemax : BK_NAME_MAX;
 	if (out->name_max > BK_NAME_MAX)
 		out->name_max = BK_NAME_MAX;
-	out->link_max = link_max > 0 && link_max < UINT32_MAX
-				? (uint32_t)link_max
-				: 65000;
+	out->link_max =
+	    link_max > 0 && link_max < UINT32_MAX ? (uint32_t)link_max : 65000;
 	return 0;
 }
 
 static int px_seek(struct bk_export *ex, const struct bk_handle *h,
-		   uint64_t off, bool data, uint64_t *found, bool *eof)
+                   uint64_t off, bool data, uint64_t *found, bool *eof)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -712,8 +712,8 @@ static int px_seek(struct bk_export *ex, const struct bk_handle *h,
 }
 
 static int space_op(struct bk_export *ex, const struct bk_cred *cr,
-		    const struct bk_handle *h, int mode, uint64_t off,
-		    uint64_t len)
+                    const struct bk_handle *h, int mode, uint64_t off,
+                    uint64_t len)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -735,45 +735,49 @@ static int space_op(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 static int px_allocate(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *h, uint64_t off, uint64_t len)
+                       const struct bk_handle *h, uint64_t off, uint64_t len)
 {
 	return space_op(ex, cr, h, 0, off, len);
 }
 
 static int px_punch(struct bk_export *ex, const struct bk_cred *cr,
-		    const struct bk_handle *h, uint64_t off, uint64_t len)
+                    const struct bk_handle *h, uint64_t off, uint64_t len)
 {
 	return space_op(ex, cr, h, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			off, len);
+	                off, len);
 }
 
-/* Cookies are hashes on ext4 and most others: not ordered. */
+/* Cookies are hashes on ext4 and most others: not ordered. Clone works
+ * only where the file system shares blocks (-EOPNOTSUPP elsewhere), so
+ * it is offered but not declared. */
 const struct bk_ops bk_posix_ops = {
-	.name = "posix",
-	.caps = BK_CAP_HOLE_MAP | BK_CAP_ALLOCATE | BK_CAP_PUNCH,
-	.export_open = px_export_open,
-	.export_close = px_export_close,
-	.root = px_root,
-	.getattr = px_getattr,
-	.setattr = px_setattr,
-	.lookup = px_lookup,
-	.access = px_access,
-	.readlink = px_readlink,
-	.read = px_read,
-	.write = px_write,
-	.commit = px_commit,
-	.create = posix_create,
-	.mkdir = posix_mkdir,
-	.symlink = posix_symlink,
-	.mknod = posix_mknod,
-	.remove = posix_remove,
-	.rmdir = posix_rmdir,
-	.rename = posix_rename,
-	.link = posix_link,
-	.readdir = posix_readdir,
-	.dir_verifier = px_dir_verifier,
-	.statfs = px_statfs,
-	.seek = px_seek,
-	.allocate = px_allocate,
-	.punch = px_punch,
+    .name = "posix",
+    .caps = BK_CAP_HOLE_MAP | BK_CAP_ALLOCATE | BK_CAP_PUNCH | BK_CAP_COPY,
+    .export_open = px_export_open,
+    .export_close = px_export_close,
+    .root = px_root,
+    .getattr = px_getattr,
+    .setattr = px_setattr,
+    .lookup = px_lookup,
+    .access = px_access,
+    .readlink = px_readlink,
+    .read = px_read,
+    .write = px_write,
+    .commit = px_commit,
+    .create = posix_create,
+    .mkdir = posix_mkdir,
+    .symlink = posix_symlink,
+    .mknod = posix_mknod,
+    .remove = posix_remove,
+    .rmdir = posix_rmdir,
+    .rename = posix_rename,
+    .link = posix_link,
+    .readdir = posix_readdir,
+    .dir_verifier = px_dir_verifier,
+    .statfs = px_statfs,
+    .seek = px_seek,
+    .allocate = px_allocate,
+    .punch = px_punch,
+    .copy = posix_copy,
+    .clone = posix_clone,
 };

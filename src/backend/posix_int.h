@@ -35,14 +35,14 @@ struct bk_export {
  * Fills *st. Returns the fd or -EBADF (malformed), -ESTALE (deleted),
  * -EXDEV (another device). */
 int posix_open(struct bk_export *ex, const struct bk_handle *h, int flags,
-	       struct stat *st);
+               struct stat *st);
 /* The handle of fd, or of name under fd when name is not "". */
 int posix_handle_of(int fd, const char *name, struct bk_handle *out);
 /* Open name under dirfd without following it, as whoever runs now. */
 int posix_open_child(struct bk_export *ex, int dirfd, const char *name,
-		     struct stat *st);
+                     struct stat *st);
 void posix_fill_attr(const struct bk_export *ex, const struct stat *st,
-		     struct bk_attr *a);
+                     struct bk_attr *a);
 /* "" and names holding '/' are -EINVAL, over-long ones -ENAMETOOLONG. */
 int posix_check_name(const char *name);
 bool posix_is_dot_or_dotdot(const char *name);
@@ -52,7 +52,7 @@ int posix_commit_dir(int dirfd);
 /* The handle and attributes of name under dirfd, for the replies of the
  * calls that create things. */
 int posix_result(struct bk_export *ex, int dirfd, const char *name,
-		 struct bk_handle *out, struct bk_attr *attr);
+                 struct bk_handle *out, struct bk_attr *attr);
 /* Drop every cached fd and cursor of the object called name in dirfd
  * (before it is removed or replaced). Reads the handle first so that the
  * caller can forget after the change: *h is zeroed if there is none. */
@@ -62,46 +62,46 @@ void posix_forget(struct bk_export *ex, const struct bk_handle *h);
 /* permissions (posix.c), called with cr's credentials entered */
 /* May cr read (want R_OK) or write (W_OK) the regular file fd, with the
  * owner override of NFS: the owner may always. */
-int posix_io_permitted(int fd, const struct stat *st,
-		       const struct bk_cred *cr, int want);
+int posix_io_permitted(int fd, const struct stat *st, const struct bk_cred *cr,
+                       int want);
 /* faccessat2 of fd itself (st and cr only for kernels without it). */
 int posix_access_fd(int fd, const struct stat *st, const struct bk_cred *cr,
-		    int want);
+                    int want);
 
 /* setattr on an open object (posix_ns.c) */
 int posix_setattr_fd(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *h, int fd, const struct stat *st,
-		     const struct bk_setattr *sa);
+                     const struct bk_handle *h, int fd, const struct stat *st,
+                     const struct bk_setattr *sa);
 
 /* namespace changes (posix_ns.c), as the bk_ops entries */
 int posix_create(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *dir, const char *name,
-		 enum bk_create_mode how, const struct bk_setattr *sa,
-		 const uint8_t verf[8], struct bk_handle *out,
-		 struct bk_attr *attr);
+                 const struct bk_handle *dir, const char *name,
+                 enum bk_create_mode how, const struct bk_setattr *sa,
+                 const uint8_t verf[8], struct bk_handle *out,
+                 struct bk_attr *attr);
 int posix_mkdir(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name,
-		const struct bk_setattr *sa, struct bk_handle *out,
-		struct bk_attr *attr);
+                const struct bk_handle *dir, const char *name,
+                const struct bk_setattr *sa, struct bk_handle *out,
+                struct bk_attr *attr);
 int posix_symlink(struct bk_export *ex, const struct bk_cred *cr,
-		  const struct bk_handle *dir, const char *name,
-		  const char *target, const struct bk_setattr *sa,
-		  struct bk_handle *out, struct bk_attr *attr);
+                  const struct bk_handle *dir, const char *name,
+                  const char *target, const struct bk_setattr *sa,
+                  struct bk_handle *out, struct bk_attr *attr);
 int posix_mknod(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name,
-		enum bk_ftype type, uint32_t major, uint32_t minor,
-		const struct bk_setattr *sa, struct bk_handle *out,
-		struct bk_attr *attr);
+                const struct bk_handle *dir, const char *name,
+                enum bk_ftype type, uint32_t major, uint32_t minor,
+                const struct bk_setattr *sa, struct bk_handle *out,
+                struct bk_attr *attr);
 int posix_remove(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *dir, const char *name);
+                 const struct bk_handle *dir, const char *name);
 int posix_rmdir(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name);
+                const struct bk_handle *dir, const char *name);
 int posix_rename(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *fromdir, const char *fromname,
-		 const struct bk_handle *todir, const char *toname);
+                 const struct bk_handle *fromdir, const char *fromname,
+                 const struct bk_handle *todir, const char *toname);
 int posix_link(struct bk_export *ex, const struct bk_cred *cr,
-	       const struct bk_handle *h, const struct bk_handle *dir,
-	       const char *name);
+               const struct bk_handle *h, const struct bk_handle *dir,
+               const char *name);
 
 /* credentials (cred.c) */
 /* Switch this thread's fsuid, fsgid and groups to cr. On failure the
@@ -119,7 +119,7 @@ int fd_cache_new(struct fd_cache **out);
 void fd_cache_free(struct fd_cache *c);
 /* An fd of the regular file h, writable if write. Fills *st (fresh). */
 int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
-		 struct fd_ref *ref, struct stat *st);
+                 struct fd_ref *ref, struct stat *st);
 void fd_cache_put(struct fd_cache *c, struct fd_ref *ref);
 void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h);
 
@@ -128,7 +128,7 @@ int dir_cursor_cache_new(struct dir_cursor_cache **out);
 void dir_cursor_cache_free(struct dir_cursor_cache *c);
 void dir_cursor_forget(struct dir_cursor_cache *c, const struct bk_handle *h);
 int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
-		  const struct bk_handle *dir, uint64_t cookie,
-		  bk_dirent_fn fn, void *arg, bool *eof);
+                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
+                  void *arg, bool *eof);
 
 #endif

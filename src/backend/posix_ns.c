@@ -36,7 +36,7 @@ static int setattr_size_check(const struct stat *st)
 }
 
 static struct timespec time_arg(const struct bk_setattr *sa, uint32_t set,
-				uint32_t now, const struct timespec *t)
+                                uint32_t now, const struct timespec *t)
 {
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = UTIME_OMIT};
 
@@ -52,8 +52,8 @@ static struct timespec time_arg(const struct bk_setattr *sa, uint32_t set,
  * (a size change moves mtime). Linux cannot chmod a symlink; as nfsd does,
  * the mode of one is ignored. */
 static int setattr_as_client(int fd, const struct stat *st,
-			     const struct bk_cred *cr,
-			     const struct bk_setattr *sa, int iofd)
+                             const struct bk_cred *cr,
+                             const struct bk_setattr *sa, int iofd)
 {
 	char path[64];
 	uint32_t m = sa->mask;
@@ -79,13 +79,13 @@ static int setattr_as_client(int fd, const struct stat *st,
 			return rc;
 	}
 	if (m & (BK_SET_ATIME | BK_SET_ATIME_NOW | BK_SET_MTIME |
-		 BK_SET_MTIME_NOW)) {
+	         BK_SET_MTIME_NOW)) {
 		struct timespec ts[2];
 
-		ts[0] = time_arg(sa, BK_SET_ATIME, BK_SET_ATIME_NOW,
-				 &sa->atime);
-		ts[1] = time_arg(sa, BK_SET_MTIME, BK_SET_MTIME_NOW,
-				 &sa->mtime);
+		ts[0] =
+		    time_arg(sa, BK_SET_ATIME, BK_SET_ATIME_NOW, &sa->atime);
+		ts[1] =
+		    time_arg(sa, BK_SET_MTIME, BK_SET_MTIME_NOW, &sa->mtime);
 		if (utimensat(fd, "", ts, AT_EMPTY_PATH) != 0)
 			return -errno;
 	}
@@ -97,7 +97,7 @@ static int setattr_as_client(int fd, const struct stat *st,
  * fd (iofd if the caller has one); the few attributes of symlinks and
  * special files are left to the file system's journal. */
 static int sync_object(struct bk_export *ex, const struct bk_handle *h,
-		       const struct stat *st, int iofd)
+                       const struct stat *st, int iofd)
 {
 	struct fd_ref ref;
 	struct stat now;
@@ -124,8 +124,8 @@ static int sync_object(struct bk_export *ex, const struct bk_handle *h,
 }
 
 int posix_setattr_fd(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *h, int fd, const struct stat *st,
-		     const struct bk_setattr *sa)
+                     const struct bk_handle *h, int fd, const struct stat *st,
+                     const struct bk_setattr *sa)
 {
 	struct fd_ref ref = {.fd = -1, .slot = NULL};
 	struct stat iost;
@@ -164,22 +164,21 @@ static int open_dir(struct bk_export *ex, const struct bk_handle *dir)
 }
 
 /* Run one namespace system call under cr. */
-#define AS_CLIENT(cr, rc, call)                                               \
-	do {                                                                  \
-		(rc) = cred_enter(cr);                                        \
-		if ((rc) == 0) {                                              \
-			(rc) = (call) == 0 ? 0 : -errno;                      \
-			cred_leave();                                         \
-		}                                                             \
+#define AS_CLIENT(cr, rc, call)                                                \
+	do {                                                                   \
+		(rc) = cred_enter(cr);                                         \
+		if ((rc) == 0) {                                               \
+			(rc) = (call) == 0 ? 0 : -errno;                       \
+			cred_leave();                                          \
+		}                                                              \
 	} while (0)
 
 /* After creating name in dfd with mode: the rest of sa, the mode again if
  * the process umask took bits away, durability, and the reply. A set-group-
  * ID bit the kernel gave a new directory is kept. */
-static int finish_new(struct bk_export *ex, const struct bk_cred *cr,
-		      int dfd, const char *name, int mode,
-		      const struct bk_setattr *sa, struct bk_handle *out,
-		      struct bk_attr *attr)
+static int finish_new(struct bk_export *ex, const struct bk_cred *cr, int dfd,
+                      const char *name, int mode, const struct bk_setattr *sa,
+                      struct bk_handle *out, struct bk_attr *attr)
 {
 	struct bk_setattr rest = {0};
 	struct stat st;
@@ -233,9 +232,9 @@ static void verf_times(const uint8_t verf[8], struct timespec ts[2])
  * size in sa applies, as nfsd); EXCLUSIVE succeeds only for the retry of
  * the same create, recognized by its verifier (RFC 1813 section 3.3.8). */
 static int create_existing(struct bk_export *ex, const struct bk_cred *cr,
-			   int dfd, const char *name, enum bk_create_mode how,
-			   const struct bk_setattr *sa, const uint8_t verf[8],
-			   struct bk_handle *out, struct bk_attr *attr)
+                           int dfd, const char *name, enum bk_create_mode how,
+                           const struct bk_setattr *sa, const uint8_t verf[8],
+                           struct bk_handle *out, struct bk_attr *attr)
 {
 	struct bk_setattr size_only = {0};
 	struct timespec ts[2];
@@ -275,10 +274,10 @@ static int create_existing(struct bk_export *ex, const struct bk_cred *cr,
 /* mknodat makes a regular file without opening it, so that no open mode
  * has to be checked against a file that may exist (UNCHECKED). */
 int posix_create(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *dir, const char *name,
-		 enum bk_create_mode how, const struct bk_setattr *sa,
-		 const uint8_t verf[8], struct bk_handle *out,
-		 struct bk_attr *attr)
+                 const struct bk_handle *dir, const char *name,
+                 enum bk_create_mode how, const struct bk_setattr *sa,
+                 const uint8_t verf[8], struct bk_handle *out,
+                 struct bk_attr *attr)
 {
 	struct bk_setattr excl = {0};
 	int mode = DEFAULT_FILE_MODE;
@@ -301,7 +300,7 @@ int posix_create(struct bk_export *ex, const struct bk_cred *cr,
 	AS_CLIENT(cr, rc, mknodat(dfd, name, S_IFREG | (mode_t)mode, 0));
 	if (rc == -EEXIST && how != BK_CREATE_GUARDED) {
 		rc = create_existing(ex, cr, dfd, name, how, sa, verf, out,
-				     attr);
+		                     attr);
 	} else if (rc == 0 && how == BK_CREATE_EXCLUSIVE) {
 		struct timespec ts[2];
 
@@ -318,9 +317,9 @@ int posix_create(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 int posix_mkdir(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name,
-		const struct bk_setattr *sa, struct bk_handle *out,
-		struct bk_attr *attr)
+                const struct bk_handle *dir, const char *name,
+                const struct bk_setattr *sa, struct bk_handle *out,
+                struct bk_attr *attr)
 {
 	int mode = DEFAULT_DIR_MODE;
 	int dfd, rc;
@@ -343,9 +342,9 @@ int posix_mkdir(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 int posix_symlink(struct bk_export *ex, const struct bk_cred *cr,
-		  const struct bk_handle *dir, const char *name,
-		  const char *target, const struct bk_setattr *sa,
-		  struct bk_handle *out, struct bk_attr *attr)
+                  const struct bk_handle *dir, const char *name,
+                  const char *target, const struct bk_setattr *sa,
+                  struct bk_handle *out, struct bk_attr *attr)
 {
 	int dfd, rc;
 
@@ -370,10 +369,10 @@ int posix_symlink(struct bk_export *ex, const struct bk_cred *cr,
 
 /* Devices are refused: this backend does not declare BK_CAP_DEVICES. */
 int posix_mknod(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name,
-		enum bk_ftype type, uint32_t major, uint32_t minor,
-		const struct bk_setattr *sa, struct bk_handle *out,
-		struct bk_attr *attr)
+                const struct bk_handle *dir, const char *name,
+                enum bk_ftype type, uint32_t major, uint32_t minor,
+                const struct bk_setattr *sa, struct bk_handle *out,
+                struct bk_attr *attr)
 {
 	int mode = DEFAULT_FILE_MODE;
 	mode_t fmt;
@@ -406,8 +405,8 @@ int posix_mknod(struct bk_export *ex, const struct bk_cred *cr,
 /* remove and rmdir share this: unlink name under the client's
  * credentials, then drop whatever was cached for the victim. */
 static int unlink_common(struct bk_export *ex, const struct bk_cred *cr,
-			 const struct bk_handle *dir, const char *name,
-			 int flags)
+                         const struct bk_handle *dir, const char *name,
+                         int flags)
 {
 	struct bk_handle victim;
 	int dfd, rc;
@@ -427,7 +426,7 @@ static int unlink_common(struct bk_export *ex, const struct bk_cred *cr,
 
 /* RFC 1813 section 3.3.12. A directory is -EISDIR, as unlinkat says. */
 int posix_remove(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *dir, const char *name)
+                 const struct bk_handle *dir, const char *name)
 {
 	int rc = posix_check_name(name);
 
@@ -440,7 +439,7 @@ int posix_remove(struct bk_export *ex, const struct bk_cred *cr,
 
 /* RFC 1813 section 3.3.13: "." is INVAL, ".." is not empty. */
 int posix_rmdir(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *dir, const char *name)
+                const struct bk_handle *dir, const char *name)
 {
 	int rc = posix_check_name(name);
 
@@ -461,8 +460,8 @@ static bool same_handle(const struct bk_handle *a, const struct bk_handle *b)
 /* RFC 1813 section 3.3.14. Both directories are in this export (the
  * protocol layer checks); "." and ".." are never renamed or replaced. */
 int posix_rename(struct bk_export *ex, const struct bk_cred *cr,
-		 const struct bk_handle *fromdir, const char *fromname,
-		 const struct bk_handle *todir, const char *toname)
+                 const struct bk_handle *fromdir, const char *fromname,
+                 const struct bk_handle *todir, const char *toname)
 {
 	struct bk_handle victim;
 	int ffd, tfd, rc;
@@ -500,8 +499,8 @@ int posix_rename(struct bk_export *ex, const struct bk_cred *cr,
  * through /proc/self/fd needs nothing but what the kernel checks for the
  * client (write and search on dir, and the protected_hardlinks rules). */
 int posix_link(struct bk_export *ex, const struct bk_cred *cr,
-	       const struct bk_handle *h, const struct bk_handle *dir,
-	       const char *name)
+               const struct bk_handle *h, const struct bk_handle *dir,
+               const char *name)
 {
 	char path[64];
 	struct stat st;
@@ -525,8 +524,7 @@ int posix_link(struct bk_export *ex, const struct bk_cred *cr,
 		return dfd;
 	}
 	proc_path(path, sizeof(path), fd);
-	AS_CLIENT(cr, rc,
-		  linkat(AT_FDCWD, path, dfd, name, AT_SYMLINK_FOLLOW));
+	AS_CLIENT(cr, rc, linkat(AT_FDCWD, path, dfd, name, AT_SYMLINK_FOLLOW));
 	if (rc == 0)
 		rc = posix_commit_dir(dfd);
 	close(dfd);

@@ -14,6 +14,7 @@
 #include "rpc/portmap.h"
 #include "server/exports.h"
 #include "server/mount/mount3.h"
+#include "server/nfs4/nfs4.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
 #include "server/state.h"
@@ -322,6 +323,8 @@ static void server_teardown(struct snfsd *s)
 	s->svc = NULL;
 	exports_replace(s, NULL);
 	mount_list_free(s);
+	nfs4_server_free(s->nfs4);
+	s->nfs4 = NULL;
 }
 
 /* Make the programs findable through port 111 (unless --no-portmap): if

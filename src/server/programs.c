@@ -7,11 +7,15 @@
 
 /* NFS over UDP is not offered: large READ/WRITE replies fragment, and
  * Linux clients default to TCP (RFC 7530 requires it for v4). */
+/* Versions 3 and 4: filled from the per-version tables at registration
+ * (a const table cannot copy other objects at compile time). */
+static struct rpc_version nfs_versions[2];
+
 const struct rpc_program snfsd_nfs_program = {
     .prog = NFS_PROGRAM,
     .name = "nfs",
-    .versions = &nfs3_version,
-    .nversions = 1,
+    .versions = nfs_versions,
+    .nversions = 2,
     .udp = false,
 };
 
@@ -27,7 +31,11 @@ const struct rpc_program snfsd_mount_program = {
 
 int programs_register(struct rpc_service *svc)
 {
-	int rc = rpc_service_add(svc, &snfsd_nfs_program);
+	int rc;
+
+	nfs_versions[0] = nfs3_version;
+	nfs_versions[1] = nfs4_version;
+	rc = rpc_service_add(svc, &snfsd_nfs_program);
 
 	if (!rc)
 		rc = rpc_service_add(svc, &snfsd_mount_program);

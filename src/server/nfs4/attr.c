@@ -534,7 +534,7 @@ uint32_t nfs4_op_setattr(struct nfs4_compound *c)
 	if (st)
 		goto out;
 	if (sa.mask & BK_SET_SIZE) {
-		enum bk_ftype t;
+		enum bk_ftype t = BK_REG;
 		st = nfs4_cfh_type(c, &t);
 		if (!st && t == BK_DIR)
 			st = NFS4ERR_ISDIR;

@@ -50,7 +50,7 @@ uint32_t nfs4_cfh_type(struct nfs4_compound *c, enum bk_ftype *type)
  * RFC 8881 18.15.3 asks of LOOKUP). */
 static uint32_t need_dir(struct nfs4_compound *c)
 {
-	enum bk_ftype t;
+	enum bk_ftype t = BK_REG;
 	uint32_t st = nfs4_cfh_type(c, &t);
 
 	if (st)
@@ -204,7 +204,7 @@ uint32_t nfs4_op_access(struct nfs4_compound *c)
 uint32_t nfs4_op_readlink(struct nfs4_compound *c)
 {
 	char buf[BK_PATH_MAX + 1];
-	enum bk_ftype t;
+	enum bk_ftype t = BK_REG;
 	uint32_t st = nfs4_cfh_type(c, &t);
 	int rc;
 

@@ -113,7 +113,7 @@ static uint32_t open_by_name(struct nfs4_compound *c, struct open_req *o,
 	struct nfs4_fh *d = &c->cfh;
 	struct bk_handle h;
 	struct bk_attr a;
-	enum bk_ftype t;
+	enum bk_ftype t = BK_REG;
 	uint32_t st = nfs4_cfh_type(c, &t);
 	int rc;
 
@@ -324,7 +324,7 @@ uint32_t nfs4_op_close(struct nfs4_compound *c)
 /* READ and WRITE work on regular files only. */
 static uint32_t need_regular(struct nfs4_compound *c)
 {
-	enum bk_ftype t;
+	enum bk_ftype t = BK_REG;
 	uint32_t st = nfs4_need_export(c);
 
 	if (!st)

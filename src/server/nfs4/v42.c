@@ -11,6 +11,7 @@
 enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
 #define SEG_HDR 20	/* type, offset, and a length or data count */
 #define MAX_SEGS 4096	/* per READ_PLUS reply */
+#define FREE_HDRS 16	/* headers not charged to the data budget */
 
 /* A regular file on a writable or readable export, with its stateid. */
 static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
@@ -108,7 +109,10 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	st = io_prologue(c, &sid, STID_READ, &a);
 	if (st)
 		return st;
-	budget = nfs4_io_room(c, count, 64);
+	/* The range is [off, off + count) as far as the reply has room;
+	 * the first segment headers have room of their own, later ones
+	 * come out of the data budget. */
+	budget = nfs4_io_room(c, count, 64 + FREE_HDRS * SEG_HDR);
 	end = off < a.size ? (a.size - off > budget ? off + budget : a.size)
 			   : off;
 	eofpos = c->res->len;
@@ -119,9 +123,11 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 		uint64_t d = next_extent(c, pos, true, a.size), len;
 		ssize_t n;
 
-		if (nseg >= MAX_SEGS || budget < SEG_HDR + 4)
-			break;
-		budget -= SEG_HDR;
+		if (nseg >= FREE_HDRS) {
+			if (nseg >= MAX_SEGS || budget < SEG_HDR + 4)
+				break;
+			budget -= SEG_HDR;
+		}
 		if (d > pos) {
 			len = (d < end ? d : end) - pos;
 			put_hole(c->res, pos, len);

@@ -234,7 +234,7 @@ static int setup(void)
 	snprintf(asdir, sizeof(asdir), "%s/as", base);
 	mkdir(asdir, 0755);
 	snprintf(spec_as, sizeof(spec_as),
-		 "%s:rw,async,insecure,no_root_squash", asdir);
+	         "%s:rw,async,insecure,no_root_squash", asdir);
 	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
 	         rwdir);
 	snprintf(spec_ro, sizeof(spec_ro), "%s:ro,insecure,no_root_squash",
@@ -1130,7 +1130,7 @@ int main(void)
 	if (rc)
 		TEST_EXIT();
 	CHECK(root_fh(0, &root) == 0 && root_fh(1, &roroot) == 0 &&
-		      root_fh(2, &asroot) == 0,
+	          root_fh(2, &asroot) == 0,
 	      "root handles");
 	test_basic();
 	test_namespace();
