@@ -17,13 +17,18 @@ LIB_DIRS := src/xdr src/rpc src/util src/backend src/server src/server/nfs3 src/
 LIB_SRCS := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SNFSD_MAIN := src/server/main.c
 
+# libsnfs, the client library (and the snfs command built on it): its own
+# sources plus the XDR cursors and the logger it shares with the server.
+CLIENT_SRCS := $(wildcard src/client/*.c) $(wildcard src/xdr/*.c) src/util/log.c
+SNFS_MAIN := src/tools/snfs.c
+
 TEST_SRCS := $(shell find tests -name 'test_*.c' 2>/dev/null | sort)
 TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
 .PHONY: all asan run check install clean format deps deps-test bench
-all: $(B)/snfsd $(TEST_BINS)
-asan: $(A)/snfsd $(TEST_BINS_ASAN)
+all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(TEST_BINS)
+asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(TEST_BINS_ASAN)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -40,6 +45,22 @@ $(A)/libsnfsd.a: $(patsubst %.c,$(A)/%.o,$(LIB_SRCS))
 $(B)/snfsd: $(B)/src/server/main.o $(B)/libsnfsd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(A)/snfsd: $(A)/src/server/main.o $(A)/libsnfsd.a
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/libsnfs.a: $(patsubst %.c,$(B)/%.o,$(CLIENT_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(A)/libsnfs.a: $(patsubst %.c,$(A)/%.o,$(CLIENT_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(B)/snfs: $(B)/src/tools/snfs.o $(B)/libsnfs.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(A)/snfs: $(A)/src/tools/snfs.o $(A)/libsnfs.a
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+# Client tests link the client library, not the server's.
+$(B)/tests/client/%: $(B)/tests/client/%.o $(B)/libsnfs.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(A)/tests/client/%: $(A)/tests/client/%.o $(A)/libsnfs.a
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: $(B)/tests/%.o $(B)/libsnfsd.a
@@ -76,3 +97,40 @@ clean:
 
 bench: deps $(B)/snfsd
 	bench/part1.sh
+
+# ---- fuzzing (tests/fuzz, issue 7): libFuzzer targets built with clang
+# from the library sources in LIB_SRCS, so new source folders are picked up.
+# `make fuzz` runs each target for FUZZ_SECONDS over its committed corpus and
+# keeps new inputs in $(FUZZ_WORK); `make check` runs each for 30 s through
+# tests/fuzz/t_fuzz.sh. See tests/fuzz/README.md.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_WORK ?= build/fuzz-work
+FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args
+FZ := build/fuzz
+FUZZ_BINS := $(addprefix $(FZ)/,$(FUZZ_TARGETS))
+
+$(FZ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FZ)/libsnfsd.a: $(patsubst %.c,$(FZ)/%.o,$(LIB_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(FZ)/fuzz_record: $(FZ)/tests/fuzz/fuzz_record.o $(FZ)/libsnfsd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FZ)/fuzz_%: $(FZ)/tests/fuzz/fuzz_%.o $(FZ)/tests/fuzz/fuzz_srv.o $(FZ)/libsnfsd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Keep the harness objects make would delete as intermediates.
+.PRECIOUS: $(FZ)/tests/fuzz/%.o
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_WORK=$(FUZZ_WORK) tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+# `make -s print-VAR` prints a variable (used by scripts).
+print-%:
+	@echo $($*)
+# ---- end of fuzzing ----

@@ -6,17 +6,24 @@
  * forgetting close only unreferenced fds, the last user closes the rest.
  * Closing an fd never loses data: dirty pages belong to the inode, and
  * COMMIT's fsync reaches them through any fd.
+ *
+ * Reads open read-only. A writable fd is closed soon after its last use:
+ * while it is open the kernel refuses to execute the file (ETXTBSY), and
+ * a program written over NFS is often run on the server next.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/posix_int.h"
 
 #define FD_CACHE_SLOTS 64
+#define WRITABLE_IDLE_MS 2000
+#define IDLE_MS 30000
 
 struct fd_slot {
 	struct bk_handle h;
@@ -25,14 +32,21 @@ struct fd_slot {
 	bool writable;
 	bool dead; /* forgotten while referenced: close on last put */
 	int refs;
-	uint64_t stamp;
+	uint64_t stamp; /* last use, CLOCK_MONOTONIC ms */
 };
 
 struct fd_cache {
 	pthread_mutex_t lock;
-	uint64_t clock;
 	struct fd_slot s[FD_CACHE_SLOTS];
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 int fd_cache_new(struct fd_cache **out)
 {
@@ -63,8 +77,7 @@ static bool same_handle(const struct bk_handle *a, const struct bk_handle *b)
 
 /* Open h for I/O: first O_PATH to learn the type without side effects
  * (opening a FIFO or a device could block or act), then a real open
- * through /proc/self/fd. Reads fall back to read-only when the file
- * cannot be written (read-only file system, running program). */
+ * through /proc/self/fd. */
 static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
                        bool write, bool *writable)
 {
@@ -80,10 +93,8 @@ static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	*writable = fd >= 0;
-	if (fd < 0 && !write)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	*writable = write;
 	if (fd < 0)
 		fd = -errno;
 	close(pfd);
@@ -138,12 +149,38 @@ static int insert(struct fd_cache *c, const struct bk_handle *h, int fd,
 		s->writable = writable;
 		s->dead = false;
 		s->refs = 1;
-		s->stamp = ++c->clock;
+		s->stamp = now_ms();
 	}
 	pthread_mutex_unlock(&c->lock);
 	ref->fd = fd;
 	ref->slot = s; /* NULL: every slot busy, the fd is closed on put */
 	return victim;
+}
+
+/* Close unreferenced fds idle too long: writable ones after a moment,
+ * the rest after a while (they pin deleted files' space). */
+static void fd_cache_sweep(struct fd_cache *c)
+{
+	int fds[FD_CACHE_SLOTS];
+	uint64_t now = now_ms();
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+		struct fd_slot *s = &c->s[i];
+		uint64_t idle = now - s->stamp;
+
+		if (!s->used || s->refs != 0)
+			continue;
+		if (idle >= IDLE_MS ||
+		    (s->writable && idle >= WRITABLE_IDLE_MS)) {
+			fds[n++] = s->fd;
+			s->used = false;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
 }
 
 int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
@@ -154,11 +191,12 @@ int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
 	bool writable = false;
 	int fd, victim, rc = 0;
 
+	fd_cache_sweep(c);
 	pthread_mutex_lock(&c->lock);
 	s = find(c, h, write);
 	if (s != NULL) {
 		s->refs++;
-		s->stamp = ++c->clock;
+		s->stamp = now_ms();
 		ref->fd = s->fd;
 		ref->slot = s;
 	}
@@ -192,6 +230,7 @@ void fd_cache_put(struct fd_cache *c, struct fd_ref *ref)
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
+	s->stamp = now_ms();
 	if (--s->refs == 0 && s->dead) {
 		fd = s->fd;
 		s->used = false;
@@ -201,7 +240,8 @@ void fd_cache_put(struct fd_cache *c, struct fd_ref *ref)
 		close(fd);
 }
 
-void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h)
+static void drop(struct fd_cache *c, const struct bk_handle *h,
+                 bool writable_only)
 {
 	int fds[FD_CACHE_SLOTS];
 	int n = 0;
@@ -210,7 +250,8 @@ void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h)
 	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
 		struct fd_slot *s = &c->s[i];
 
-		if (!s->used || !same_handle(&s->h, h))
+		if (!s->used || !same_handle(&s->h, h) ||
+		    (writable_only && !s->writable))
 			continue;
 		s->dead = true;
 		if (s->refs == 0) {
@@ -221,4 +262,14 @@ void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h)
 	pthread_mutex_unlock(&c->lock);
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
+}
+
+void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h)
+{
+	drop(c, h, false);
+}
+
+void fd_cache_drop_writable(struct fd_cache *c, const struct bk_handle *h)
+{
+	drop(c, h, true);
 }

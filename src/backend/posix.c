@@ -210,22 +210,6 @@ int posix_commit_dir(int dirfd)
 	return fsync(dirfd) == 0 ? 0 : -errno;
 }
 
-int posix_result(struct bk_export *ex, int dirfd, const char *name,
-                 struct bk_handle *out, struct bk_attr *attr)
-{
-	struct stat st;
-	int fd = posix_open_child(ex, dirfd, name, &st);
-	int rc;
-
-	if (fd < 0)
-		return fd;
-	rc = posix_handle_of(fd, "", out);
-	if (rc == 0 && attr != NULL)
-		posix_fill_attr(ex, &st, attr);
-	close(fd);
-	return rc;
-}
-
 void posix_victim_handle(int dirfd, const char *name, struct bk_handle *h)
 {
 	if (posix_handle_of(dirfd, name, h) != 0)
@@ -604,6 +588,8 @@ static ssize_t px_write(struct bk_export *ex, const struct bk_cred *cr,
 	}
 	cred_leave();
 	fd_cache_put(ex->fds, &ref);
+	if (stable != BK_UNSTABLE)
+		fd_cache_drop_writable(ex->fds, h);
 	if (rc != 0)
 		return rc;
 	if (done == 0 && n < 0)
@@ -636,6 +622,7 @@ static int px_commit(struct bk_export *ex, const struct bk_handle *h,
 		return rc;
 	rc = fsync(ref.fd) == 0 ? 0 : -errno;
 	fd_cache_put(ex->fds, &ref);
+	fd_cache_drop_writable(ex->fds, h);
 	return rc;
 }
 

@@ -49,13 +49,9 @@ bool posix_is_dot_or_dotdot(const char *name);
 /* Make a namespace change durable (RFC 1813 section 3.3: the server
  * commits metadata before replying). */
 int posix_commit_dir(int dirfd);
-/* The handle and attributes of name under dirfd, for the replies of the
- * calls that create things. */
-int posix_result(struct bk_export *ex, int dirfd, const char *name,
-                 struct bk_handle *out, struct bk_attr *attr);
-/* Drop every cached fd and cursor of the object called name in dirfd
- * (before it is removed or replaced). Reads the handle first so that the
- * caller can forget after the change: *h is zeroed if there is none. */
+/* The handle of name in dirfd, read before it is removed or replaced
+ * (zeroed if there is none), so that posix_forget can drop its cached fds
+ * and cursors after the change. */
 void posix_victim_handle(int dirfd, const char *name, struct bk_handle *h);
 void posix_forget(struct bk_export *ex, const struct bk_handle *h);
 
@@ -122,6 +118,10 @@ int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
                  struct fd_ref *ref, struct stat *st);
 void fd_cache_put(struct fd_cache *c, struct fd_ref *ref);
 void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h);
+/* Close h's writable fds once unused: after COMMIT or a stable WRITE the
+ * client has likely closed the file, and an open writable fd makes
+ * executing it fail with ETXTBSY. */
+void fd_cache_drop_writable(struct fd_cache *c, const struct bk_handle *h);
 
 /* dir cursors (dircursor.c) */
 int dir_cursor_cache_new(struct dir_cursor_cache **out);

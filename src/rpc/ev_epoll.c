@@ -49,7 +49,8 @@ void ev_free(struct ev_loop *loop)
 /* Translate an ev.h mask to epoll bits. */
 static uint32_t to_epoll(int mask)
 {
-	return (mask & EV_READ ? EPOLLIN : 0) | (mask & EV_WRITE ? EPOLLOUT : 0);
+	return (mask & EV_READ ? EPOLLIN : 0) |
+	       (mask & EV_WRITE ? EPOLLOUT : 0);
 }
 
 /* Shared body of ev_add and ev_mod. */
@@ -76,16 +77,17 @@ void ev_del(struct ev_loop *loop, int fd)
 
 int ev_wait(struct ev_loop *loop, int timeout_ms, struct ev_fired **fired)
 {
-	int n = epoll_wait(loop->epfd, loop->events, loop->max_fired,
-			   timeout_ms);
+	int n =
+	    epoll_wait(loop->epfd, loop->events, loop->max_fired, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < n; i++) {
 		uint32_t e = loop->events[i].events;
 		loop->fired[i].data = loop->events[i].data.ptr;
-		loop->fired[i].mask = (e & EPOLLIN ? EV_READ : 0) |
-				      (e & EPOLLOUT ? EV_WRITE : 0) |
-				      (e & (EPOLLERR | EPOLLHUP) ? EV_ERROR : 0);
+		loop->fired[i].mask =
+		    (e & EPOLLIN ? EV_READ : 0) |
+		    (e & EPOLLOUT ? EV_WRITE : 0) |
+		    (e & (EPOLLERR | EPOLLHUP) ? EV_ERROR : 0);
 	}
 	*fired = loop->fired;
 	return n;

@@ -35,10 +35,10 @@ uint16_t rpc_peer_port(const struct sockaddr *sa)
 	if (!sa)
 		return 0;
 	if (sa->sa_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)(const void *)sa)
-				     ->sin_port);
+		return ntohs(
+		    ((const struct sockaddr_in *)(const void *)sa)->sin_port);
 	if (sa->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)(const void *)sa)
-				     ->sin6_port);
+		return ntohs(
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
 	return 0;
 }

@@ -30,7 +30,7 @@
 #define RPCBPROC_UNSET 2
 
 static const char *const rpcbind_socks[] = {"/run/rpcbind.sock",
-					    "/var/run/rpcbind.sock"};
+                                            "/var/run/rpcbind.sock"};
 
 /* A blocking stream to rpcbind; vers is the protocol version it speaks. */
 struct pmap_client {
@@ -57,7 +57,7 @@ static int connect_local(void)
 		if (fd < 0)
 			return -errno;
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
-			 rpcbind_socks[i]);
+		         rpcbind_socks[i]);
 		set_timeouts(fd);
 		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
 			return fd;
@@ -86,7 +86,7 @@ static void bind_reserved(int fd)
 static int connect_tcp(bool reserved)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(PMAP_PORT)};
+	                          .sin_port = htons(PMAP_PORT)};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
 
 	if (fd < 0)
@@ -144,7 +144,7 @@ static int read_record(int fd, struct rpc_record_reader *r)
 
 /* Append a call header with AUTH_SYS credentials for our uid and gid. */
 static void put_call_header(struct xdr_out *m, uint32_t xid, uint32_t vers,
-			    uint32_t proc)
+                            uint32_t proc)
 {
 	size_t body;
 
@@ -189,7 +189,7 @@ static int parse_reply_header(struct xdr_in *in, uint32_t xid)
 /* One call: args are the encoded arguments, *result (if not NULL) gets
  * the first u32 of the results. 0 or -errno. */
 static int client_call(struct pmap_client *cl, uint32_t proc,
-		       const struct xdr_out *args, uint32_t *result)
+                       const struct xdr_out *args, uint32_t *result)
 {
 	struct rpc_record_reader r;
 	struct xdr_out m;
@@ -249,7 +249,7 @@ int pmap_probe(void)
 /* SET (set true) or UNSET one mapping in the client's protocol version;
  * proto 0 for UNSET means every transport. 0, -EACCES when refused. */
 static int client_map(struct pmap_client *cl, bool set, uint32_t prog,
-		      uint32_t vers, int proto, uint16_t port)
+                      uint32_t vers, int proto, uint16_t port)
 {
 	struct xdr_out a;
 	uint32_t ok = 0;
@@ -265,10 +265,10 @@ static int client_map(struct pmap_client *cl, bool set, uint32_t prog,
 		xdr_put_u32(&a, port);
 	} else {
 		snprintf(ua, sizeof(ua), "0.0.0.0.%u.%u", port >> 8,
-			 port & 0xff);
-		xdr_put_string(&a, proto == 0	 ? ""
-				   : proto == 6 ? "tcp"
-						: "udp");
+		         port & 0xff);
+		xdr_put_string(&a, proto == 0   ? ""
+		                   : proto == 6 ? "tcp"
+		                                : "udp");
 		xdr_put_string(&a, set ? ua : "");
 		xdr_put_string(&a, "superuser");
 	}
@@ -289,7 +289,7 @@ static int client_unset_all(struct pmap_client *cl, struct rpc_service *svc)
 			continue;
 		for (uint32_t v = 0; v < p->nversions; v++) {
 			int r = client_map(cl, false, p->prog,
-					   p->versions[v].vers, 0, 0);
+			                   p->versions[v].vers, 0, 0);
 			if (r < 0 && rc == 0)
 				rc = r;
 		}
@@ -316,7 +316,7 @@ int pmap_register_all(struct rpc_service *svc, uint16_t port)
 			rc = client_map(&cl, true, p->prog, vers, 6, port);
 			if (rc == 0 && p->udp)
 				rc = client_map(&cl, true, p->prog, vers, 17,
-						port);
+				                port);
 		}
 	}
 	close(cl.fd);

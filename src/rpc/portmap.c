@@ -33,24 +33,24 @@ struct rpcb {
 };
 
 void pmap_set_local(struct rpc_service *svc, uint16_t tcp_port,
-		    uint16_t udp_port, const char *addr)
+                    uint16_t udp_port, const char *addr)
 {
 	svc->pmap.tcp_port = tcp_port;
 	svc->pmap.udp_port = udp_port;
 	snprintf(svc->pmap.addr, sizeof(svc->pmap.addr), "%s",
-		 addr && *addr ? addr : "0.0.0.0");
+	         addr && *addr ? addr : "0.0.0.0");
 }
 
 /* The port prog is served on over proto, or 0. */
 static uint16_t local_port(const struct rpc_service *svc,
-			   const struct rpc_program *prog, int proto)
+                           const struct rpc_program *prog, int proto)
 {
 	if (proto == IPPROTO_UDP_NUM && !prog->udp)
 		return 0;
 	if (prog->prog == PMAP_PROG)
 		return PMAP_PORT;
 	return proto == IPPROTO_TCP_NUM ? svc->pmap.tcp_port
-					: svc->pmap.udp_port;
+	                                : svc->pmap.udp_port;
 }
 
 /* Whether prog has version vers. */
@@ -66,7 +66,7 @@ static bool has_version(const struct rpc_program *prog, uint32_t vers)
  * not exact answers for another version of the program when the one asked
  * for is missing; the client then learns the range from PROG_MISMATCH. */
 static uint16_t lookup_port(const struct rpc_service *svc, uint32_t prog,
-			    uint32_t vers, int proto, bool exact)
+                            uint32_t vers, int proto, bool exact)
 {
 	const struct rpc_program *p = rpc_service_find(svc, prog);
 	if (!p || (exact && !has_version(p, vers)))
@@ -77,10 +77,10 @@ static uint16_t lookup_port(const struct rpc_service *svc, uint32_t prog,
 /* Call fn for every entry the portmapper reports, in registration order.
  * Stops at the first false. */
 static bool for_each_entry(const struct rpc_service *svc,
-			   bool (*fn)(const struct rpc_service *svc,
-				      const struct pmap_entry *e,
-				      struct xdr_out *res),
-			   struct xdr_out *res)
+                           bool (*fn)(const struct rpc_service *svc,
+                                      const struct pmap_entry *e,
+                                      struct xdr_out *res),
+                           struct xdr_out *res)
 {
 	static const int protos[] = {IPPROTO_TCP_NUM, IPPROTO_UDP_NUM};
 	for (int i = 0; i < svc->nprogs; i++) {
@@ -88,10 +88,10 @@ static bool for_each_entry(const struct rpc_service *svc,
 		for (uint32_t v = 0; v < p->nversions; v++) {
 			for (int k = 0; k < 2; k++) {
 				struct pmap_entry e = {
-					.prog = p->prog,
-					.vers = p->versions[v].vers,
-					.proto = protos[k],
-					.port = local_port(svc, p, protos[k]),
+				    .prog = p->prog,
+				    .vers = p->versions[v].vers,
+				    .proto = protos[k],
+				    .port = local_port(svc, p, protos[k]),
 				};
 				if (e.port && !fn(svc, &e, res))
 					return false;
@@ -140,18 +140,19 @@ static int pmap2_getport(struct rpc_call *call, struct xdr_out *res)
 	struct pmap_entry m;
 	if (!get_mapping(&call->args, &m))
 		return RPC_GARBAGE_ARGS;
-	xdr_put_u32(res, lookup_port(call->svc, m.prog, m.vers, m.proto,
-				     false));
+	xdr_put_u32(res,
+	            lookup_port(call->svc, m.prog, m.vers, m.proto, false));
 	return RPC_SUCCESS;
 }
 
 /* One pmaplist node: "more follows", then the mapping. */
 static bool put_mapping(const struct rpc_service *svc,
-			const struct pmap_entry *e, struct xdr_out *res)
+                        const struct pmap_entry *e, struct xdr_out *res)
 {
 	(void)svc;
 	return xdr_put_bool(res, true) && xdr_put_u32(res, e->prog) &&
-	       xdr_put_u32(res, e->vers) && xdr_put_u32(res, (uint32_t)e->proto) &&
+	       xdr_put_u32(res, e->vers) &&
+	       xdr_put_u32(res, (uint32_t)e->proto) &&
 	       xdr_put_u32(res, e->port);
 }
 
@@ -164,12 +165,12 @@ static int pmap2_dump(struct rpc_call *call, struct xdr_out *res)
 }
 
 static const struct rpc_proc pmap2_procs[] = {
-	[0] = {"NULL", pmap_null},
-	[1] = {"SET", pmap2_set},
-	[2] = {"UNSET", pmap2_set},
-	[3] = {"GETPORT", pmap2_getport},
-	[4] = {"DUMP", pmap2_dump},
-	[5] = {"CALLIT", NULL}, /* an amplifier; never served */
+    [0] = {"NULL", pmap_null},
+    [1] = {"SET", pmap2_set},
+    [2] = {"UNSET", pmap2_set},
+    [3] = {"GETPORT", pmap2_getport},
+    [4] = {"DUMP", pmap2_dump},
+    [5] = {"CALLIT", NULL}, /* an amplifier; never served */
 };
 
 /* ---- RPCBIND versions 3 and 4 (RFC 1833 sections 2.2, 2.3) ---- */
@@ -205,7 +206,7 @@ static int netid_proto(const struct rpc_service *svc, const char *netid)
 /* Universal address of our host and port (RFC 1833 section 2.2:
  * "h1.h2.h3.h4.p1.p2", the IPv6 form ending the same way). */
 static void uaddr(const struct rpc_service *svc, uint16_t port, char *buf,
-		  size_t n)
+                  size_t n)
 {
 	const char *host = svc->pmap.addr[0] ? svc->pmap.addr : "0.0.0.0";
 	snprintf(buf, n, "%s.%u.%u", host, port >> 8, port & 0xff);
@@ -224,7 +225,7 @@ static int rpcb_set(struct rpc_call *call, struct xdr_out *res)
 /* GETADDR (any version as fallback) and GETVERSADDR (exact version):
  * the universal address, or "" when not registered. */
 static int rpcb_getaddr_common(struct rpc_call *call, struct xdr_out *res,
-			       bool exact)
+                               bool exact)
 {
 	struct rpcb b;
 	uint16_t port = 0;
@@ -254,11 +255,11 @@ static int rpcb_getversaddr(struct rpc_call *call, struct xdr_out *res)
 
 /* One rp__list node: "more follows", then the rpcb. */
 static bool put_rpcb(const struct rpc_service *svc, const struct pmap_entry *e,
-		     struct xdr_out *res)
+                     struct xdr_out *res)
 {
 	bool v6 = local_is_v6(svc);
 	const char *netid = e->proto == IPPROTO_TCP_NUM ? (v6 ? "tcp6" : "tcp")
-							: (v6 ? "udp6" : "udp");
+	                                                : (v6 ? "udp6" : "udp");
 	char ua[96];
 
 	uaddr(svc, e->port, ua, sizeof(ua));
@@ -284,45 +285,35 @@ static int rpcb_gettime(struct rpc_call *call, struct xdr_out *res)
 }
 
 static const struct rpc_proc rpcb3_procs[] = {
-	[0] = {"NULL", pmap_null},
-	[1] = {"SET", rpcb_set},
-	[2] = {"UNSET", rpcb_set},
-	[3] = {"GETADDR", rpcb_getaddr},
-	[4] = {"DUMP", rpcb_dump},
-	[5] = {"CALLIT", NULL},
-	[6] = {"GETTIME", rpcb_gettime},
-	[7] = {"UADDR2TADDR", NULL},
-	[8] = {"TADDR2UADDR", NULL},
+    [0] = {"NULL", pmap_null},       [1] = {"SET", rpcb_set},
+    [2] = {"UNSET", rpcb_set},       [3] = {"GETADDR", rpcb_getaddr},
+    [4] = {"DUMP", rpcb_dump},       [5] = {"CALLIT", NULL},
+    [6] = {"GETTIME", rpcb_gettime}, [7] = {"UADDR2TADDR", NULL},
+    [8] = {"TADDR2UADDR", NULL},
 };
 
 static const struct rpc_proc rpcb4_procs[] = {
-	[0] = {"NULL", pmap_null},
-	[1] = {"SET", rpcb_set},
-	[2] = {"UNSET", rpcb_set},
-	[3] = {"GETADDR", rpcb_getaddr},
-	[4] = {"DUMP", rpcb_dump},
-	[5] = {"BCAST", NULL},
-	[6] = {"GETTIME", rpcb_gettime},
-	[7] = {"UADDR2TADDR", NULL},
-	[8] = {"TADDR2UADDR", NULL},
-	[9] = {"GETVERSADDR", rpcb_getversaddr},
-	[10] = {"INDIRECT", NULL},
-	[11] = {"GETADDRLIST", NULL},
-	[12] = {"GETSTAT", NULL},
+    [0] = {"NULL", pmap_null},       [1] = {"SET", rpcb_set},
+    [2] = {"UNSET", rpcb_set},       [3] = {"GETADDR", rpcb_getaddr},
+    [4] = {"DUMP", rpcb_dump},       [5] = {"BCAST", NULL},
+    [6] = {"GETTIME", rpcb_gettime}, [7] = {"UADDR2TADDR", NULL},
+    [8] = {"TADDR2UADDR", NULL},     [9] = {"GETVERSADDR", rpcb_getversaddr},
+    [10] = {"INDIRECT", NULL},       [11] = {"GETADDRLIST", NULL},
+    [12] = {"GETSTAT", NULL},
 };
 
 #define NPROCS(t) ((uint32_t)(sizeof(t) / sizeof((t)[0])))
 
 static const struct rpc_version pmap_versions[] = {
-	{2, pmap2_procs, NPROCS(pmap2_procs)},
-	{3, rpcb3_procs, NPROCS(rpcb3_procs)},
-	{4, rpcb4_procs, NPROCS(rpcb4_procs)},
+    {2, pmap2_procs, NPROCS(pmap2_procs)},
+    {3, rpcb3_procs, NPROCS(rpcb3_procs)},
+    {4, rpcb4_procs, NPROCS(rpcb4_procs)},
 };
 
 const struct rpc_program pmap_program = {
-	.prog = PMAP_PROGRAM,
-	.name = "portmap",
-	.versions = pmap_versions,
-	.nversions = NPROCS(pmap_versions),
-	.udp = true,
+    .prog = PMAP_PROGRAM,
+    .name = "portmap",
+    .versions = pmap_versions,
+    .nversions = NPROCS(pmap_versions),
+    .udp = true,
 };

@@ -16,7 +16,7 @@
  * address addr ("0.0.0.0" when NULL). The portmap program itself is always
  * reported on port 111. Call before serving. */
 void pmap_set_local(struct rpc_service *svc, uint16_t tcp_port,
-		    uint16_t udp_port, const char *addr);
+                    uint16_t udp_port, const char *addr);
 
 /* 1 when a portmapper answers a NULL call on 127.0.0.1:111, else 0. */
 int pmap_probe(void);

@@ -66,7 +66,7 @@ static bool record_grow(struct rpc_record_reader *r, size_t n)
 static bool record_start_fragment(struct rpc_record_reader *r)
 {
 	uint32_t v = (uint32_t)r->hdr[0] << 24 | (uint32_t)r->hdr[1] << 16 |
-		     (uint32_t)r->hdr[2] << 8 | r->hdr[3];
+	             (uint32_t)r->hdr[2] << 8 | r->hdr[3];
 	uint32_t flen = v & ~RPC_LAST_FRAG;
 
 	r->hdr_have = 0;
@@ -82,7 +82,7 @@ static bool record_start_fragment(struct rpc_record_reader *r)
 
 /* See rpc.h. */
 long rpc_record_feed(struct rpc_record_reader *r, const uint8_t *p, size_t n,
-		     bool *done)
+                     bool *done)
 {
 	size_t used = 0;
 

@@ -35,10 +35,10 @@
 #define MAX_LISTENERS 16
 #define MAX_FIRED 256
 #define READ_BUF_SIZE (64 * 1024) /* also the largest UDP datagram */
-#define UDP_MAX_REPLY 65507	  /* IPv4 UDP payload limit */
-#define READS_PER_EVENT 16	  /* fairness between busy connections */
+#define UDP_MAX_REPLY 65507       /* IPv4 UDP payload limit */
+#define READS_PER_EVENT 16        /* fairness between busy connections */
 #define ACCEPTS_PER_EVENT 64
-#define UDP_JOBS_PER_THREAD 64	  /* queued UDP calls before dropping */
+#define UDP_JOBS_PER_THREAD 64 /* queued UDP calls before dropping */
 #define REPLY_INITIAL 4096
 
 /* What an epoll registration points at; first member of each source. */
@@ -179,8 +179,8 @@ static ssize_t send_some(int fd, const uint8_t *buf, size_t len)
 {
 	size_t off = 0;
 	while (off < len) {
-		ssize_t n = send(fd, buf + off, len - off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n =
+		    send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			off += (size_t)n;
 		} else if (n < 0 && errno == EINTR) {
@@ -197,7 +197,7 @@ static ssize_t send_some(int fd, const uint8_t *buf, size_t len)
 /* Append the unsent part of reply to c's queue (caller holds c->lock);
  * the queue takes ownership of the buffer. False when out of memory. */
 static bool conn_queue_locked(struct rpc_conn *c, struct xdr_out *reply,
-			      size_t off)
+                              size_t off)
 {
 	struct out_chunk *o = malloc(sizeof(*o));
 	if (!o)
@@ -226,14 +226,13 @@ static void conn_finish_call(struct rpc_conn *c, struct xdr_out *reply)
 	pthread_mutex_lock(&c->lock);
 	c->inflight--;
 	if (reply && reply->len && !c->closed) {
-		ssize_t sent = c->out_head ? 0
-					   : send_some(c->fd, reply->buf,
-						       reply->len);
+		ssize_t sent =
+		    c->out_head ? 0 : send_some(c->fd, reply->buf, reply->len);
 		if (sent >= 0 && (size_t)sent < reply->len) {
 			notify = !c->out_head;
 			if (!conn_queue_locked(c, reply, (size_t)sent))
 				log_err("%s: out of memory queueing a reply",
-					c->peer_str);
+				        c->peer_str);
 		}
 	}
 	if (c->paused && !conn_over_limits(c))
@@ -268,11 +267,11 @@ static void tcp_job_run(struct pool_job *pj, bool cancelled)
 		have_reply = true;
 		xdr_put_u32(&reply, 0);
 		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
-				       (struct sockaddr *)&job->peer,
-				       job->peer_len, RPC_TCP, c, &reply) == 0)
+		                       (struct sockaddr *)&job->peer,
+		                       job->peer_len, RPC_TCP, c, &reply) == 0)
 			xdr_patch_u32(&reply, 0,
-				      RPC_LAST_FRAG |
-					      (uint32_t)(reply.len - 4));
+			              RPC_LAST_FRAG |
+			                  (uint32_t)(reply.len - 4));
 		else
 			xdr_out_truncate(&reply, 0);
 	}
@@ -287,11 +286,12 @@ static void udp_job_run(struct pool_job *pj, bool cancelled)
 	struct rpc_job *job = (struct rpc_job *)pj;
 	struct xdr_out reply;
 
-	if (!cancelled && xdr_out_init(&reply, REPLY_INITIAL, UDP_MAX_REPLY) == 0) {
+	if (!cancelled &&
+	    xdr_out_init(&reply, REPLY_INITIAL, UDP_MAX_REPLY) == 0) {
 		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
-				       (struct sockaddr *)&job->peer,
-				       job->peer_len, RPC_UDP, NULL,
-				       &reply) == 0)
+		                       (struct sockaddr *)&job->peer,
+		                       job->peer_len, RPC_UDP, NULL,
+		                       &reply) == 0)
 			sendto(job->udp_fd, reply.buf, reply.len,
 			       MSG_DONTWAIT | MSG_NOSIGNAL,
 			       (struct sockaddr *)&job->peer, job->peer_len);
@@ -396,8 +396,8 @@ static long conn_feed(struct rpc_conn *c, const uint8_t *p, size_t n)
 		long k = rpc_record_feed(&c->rr, p + used, n - used, &done);
 		if (k < 0) {
 			log_warn("%s: malformed RPC record marking or record "
-				 "over %zu bytes; closing connection",
-				 c->peer_str, c->rr.max_record);
+			         "over %zu bytes; closing connection",
+			         c->peer_str, c->rr.max_record);
 			return -1;
 		}
 		used += (size_t)k;
@@ -423,8 +423,8 @@ static int conn_stash(struct rpc_conn *c, const uint8_t *p, size_t n)
  * again, -1 to close. */
 static int conn_feed_stash(struct rpc_conn *c)
 {
-	long k = conn_feed(c, c->stash + c->stash_off,
-			   c->stash_len - c->stash_off);
+	long k =
+	    conn_feed(c, c->stash + c->stash_off, c->stash_len - c->stash_off);
 	if (k < 0)
 		return -1;
 	c->stash_off += (size_t)k;
@@ -477,8 +477,8 @@ static int conn_flush(struct rpc_conn *c)
 	pthread_mutex_lock(&c->lock);
 	while (c->out_head) {
 		struct out_chunk *o = c->out_head;
-		ssize_t n = send_some(c->fd, o->buf.buf + o->off,
-				      o->buf.len - o->off);
+		ssize_t n =
+		    send_some(c->fd, o->buf.buf + o->off, o->buf.len - o->off);
 		if (n < 0) {
 			rc = -1;
 			break;
@@ -540,7 +540,7 @@ static void conn_resume(struct rpc_conn *c)
 
 /* Set up a connection for an accepted socket. */
 static void conn_new(struct rpc_server *srv, int fd,
-		     const struct sockaddr_storage *peer, socklen_t peer_len)
+                     const struct sockaddr_storage *peer, socklen_t peer_len)
 {
 	struct rpc_conn *c = calloc(1, sizeof(*c));
 	int one = 1;
@@ -556,7 +556,7 @@ static void conn_new(struct rpc_server *srv, int fd,
 	memcpy(&c->peer, peer, peer_len);
 	c->peer_len = peer_len;
 	rpc_peer_str((struct sockaddr *)&c->peer, c->peer_str,
-		     sizeof(c->peer_str));
+	             sizeof(c->peer_str));
 	rpc_record_init(&c->rr, srv->cfg.max_record);
 	pthread_mutex_init(&c->lock, NULL);
 	c->mask = EV_READ;
@@ -596,7 +596,7 @@ static void listener_accept(struct rpc_server *srv, struct rpc_listener *l)
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
 		int fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
@@ -609,8 +609,8 @@ static void listener_accept(struct rpc_server *srv, struct rpc_listener *l)
 		if (srv->nconns >= srv->cfg.max_conns) {
 			if (!srv->conns_full_logged)
 				log_warn("rpc: %d connections open; closing "
-					 "new ones",
-					 srv->nconns);
+				         "new ones",
+				         srv->nconns);
 			srv->conns_full_logged = true;
 			close(fd);
 			continue;
@@ -629,9 +629,9 @@ static void listener_udp(struct rpc_server *srv, struct rpc_listener *l)
 		struct rpc_job *job;
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
-		ssize_t n = recvfrom(l->fd, srv->rbuf, READ_BUF_SIZE,
-				     MSG_DONTWAIT, (struct sockaddr *)&peer,
-				     &plen);
+		ssize_t n =
+		    recvfrom(l->fd, srv->rbuf, READ_BUF_SIZE, MSG_DONTWAIT,
+		             (struct sockaddr *)&peer, &plen);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -778,12 +778,13 @@ static void raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			log_warn("rpc: cannot raise the open file limit: %s",
-				 strerror(errno));
+			         strerror(errno));
 	}
 }
 
 /* The configuration with defaults for zero fields. */
-static struct rpc_server_config config_defaults(const struct rpc_server_config *in)
+static struct rpc_server_config
+config_defaults(const struct rpc_server_config *in)
 {
 	struct rpc_server_config c = {0};
 	if (in)
@@ -803,7 +804,7 @@ static struct rpc_server_config config_defaults(const struct rpc_server_config *
 
 /* See rpc.h. NULL on failure. */
 struct rpc_server *rpc_server_new(struct rpc_service *svc,
-				  const struct rpc_server_config *cfg)
+                                  const struct rpc_server_config *cfg)
 {
 	struct rpc_server *srv = calloc(1, sizeof(*srv));
 
@@ -812,8 +813,8 @@ struct rpc_server *rpc_server_new(struct rpc_service *svc,
 	srv->svc = svc;
 	srv->cfg = config_defaults(cfg);
 	srv->reply_limit = 4 + (srv->cfg.max_record > RPC_DEFAULT_MAX_RECORD
-					? srv->cfg.max_record
-					: RPC_DEFAULT_MAX_RECORD);
+	                            ? srv->cfg.max_record
+	                            : RPC_DEFAULT_MAX_RECORD);
 	srv->wake_kind = SRC_WAKE;
 	srv->wake_fd = -1;
 	pthread_mutex_init(&srv->notify_lock, NULL);
@@ -834,7 +835,7 @@ err:
 
 /* Parse a numeric address ("127.0.0.1", "::1"; NULL, "" or "*" for any). */
 static int parse_addr(const char *addr, uint16_t port,
-		      struct sockaddr_storage *ss, socklen_t *len)
+                      struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct sockaddr_in *in = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
@@ -859,7 +860,7 @@ static int parse_addr(const char *addr, uint16_t port,
 
 /* See rpc.h. */
 int rpc_server_listen(struct rpc_server *srv, const char *addr, uint16_t port,
-		      int proto)
+                      int proto)
 {
 	struct rpc_listener *l;
 	struct sockaddr_storage ss;

@@ -61,7 +61,7 @@ int rpc_service_add(struct rpc_service *svc, const struct rpc_program *prog)
 
 /* The registered program with that number, or NULL. */
 const struct rpc_program *rpc_service_find(const struct rpc_service *svc,
-					   uint32_t prog)
+                                           uint32_t prog)
 {
 	for (int i = 0; i < svc->nprogs; i++)
 		if (svc->progs[i]->prog == prog)
@@ -71,7 +71,7 @@ const struct rpc_program *rpc_service_find(const struct rpc_service *svc,
 
 /* The version entry of prog, or NULL. */
 static const struct rpc_version *find_version(const struct rpc_program *prog,
-					      uint32_t vers)
+                                              uint32_t vers)
 {
 	for (uint32_t i = 0; i < prog->nversions; i++)
 		if (prog->versions[i].vers == vers)
@@ -81,7 +81,7 @@ static const struct rpc_version *find_version(const struct rpc_program *prog,
 
 /* Lowest and highest version of prog, for PROG_MISMATCH. */
 static void version_range(const struct rpc_program *prog, uint32_t *low,
-			  uint32_t *high)
+                          uint32_t *high)
 {
 	*low = UINT32_MAX;
 	*high = 0;
@@ -126,7 +126,7 @@ static int reply_done(struct xdr_out *r, size_t start)
 
 /* A header-only accepted reply; PROG_MISMATCH carries the version range. */
 static int reply_accepted(struct xdr_out *r, size_t start, uint32_t xid,
-			  uint32_t stat, const struct rpc_program *prog)
+                          uint32_t stat, const struct rpc_program *prog)
 {
 	reply_reset(r, start);
 	put_accepted(r, xid, stat);
@@ -155,7 +155,7 @@ static int reply_rpc_mismatch(struct xdr_out *r, size_t start, uint32_t xid)
 
 /* MSG_DENIED, AUTH_ERROR with the given auth_stat. */
 static int reply_auth_error(struct xdr_out *r, size_t start, uint32_t xid,
-			    uint32_t stat)
+                            uint32_t stat)
 {
 	reply_reset(r, start);
 	xdr_put_u32(r, xid);
@@ -171,7 +171,7 @@ static int reply_auth_error(struct xdr_out *r, size_t start, uint32_t xid,
 /* Read an opaque_auth. Returns 0, -1 when the record ends inside it, or 1
  * when its body is longer than the 400 bytes the RFC allows. */
 static int get_opaque_auth(struct xdr_in *in, uint32_t *flavor,
-			   const uint8_t **body, uint32_t *len)
+                           const uint8_t **body, uint32_t *len)
 {
 	if (!xdr_get_u32(in, flavor) || !xdr_get_u32(in, len))
 		return -1;
@@ -184,7 +184,7 @@ static int get_opaque_auth(struct xdr_in *in, uint32_t *flavor,
 /* Decode an AUTH_SYS body (RFC 5531 appendix A, authsys_parms); the body
  * must hold exactly one authsys_parms. Returns an auth_stat. */
 static int decode_auth_sys(const uint8_t *body, uint32_t len,
-			   struct rpc_cred *cred)
+                           struct rpc_cred *cred)
 {
 	struct xdr_in in;
 	uint32_t stamp;
@@ -192,7 +192,7 @@ static int decode_auth_sys(const uint8_t *body, uint32_t len,
 	xdr_in_init(&in, body, len);
 	xdr_get_u32(&in, &stamp);
 	xdr_get_string(&in, cred->machine, sizeof(cred->machine),
-		       RPC_MAX_MACHINE);
+	               RPC_MAX_MACHINE);
 	xdr_get_u32(&in, &cred->uid);
 	xdr_get_u32(&in, &cred->gid);
 	if (xdr_get_u32(&in, &cred->ngids) && cred->ngids > RPC_MAX_GIDS)
@@ -241,8 +241,8 @@ static int decode_auth(struct xdr_in *in, struct rpc_cred *cred)
  * results go with SUCCESS alone), denied for RPC_REPLY_AUTH_ERR, nothing for
  * RPC_REPLY_DROP. */
 static int run_handler(struct rpc_call *call, const struct rpc_program *prog,
-		       const struct rpc_proc *proc, struct xdr_out *reply,
-		       size_t start)
+                       const struct rpc_proc *proc, struct xdr_out *reply,
+                       size_t start)
 {
 	char peer[64];
 	int rc;
@@ -258,10 +258,10 @@ static int run_handler(struct rpc_call *call, const struct rpc_program *prog,
 		return reply_auth_error(reply, start, call->xid, rc & 0xff);
 	if (rc == RPC_SUCCESS && reply->err) {
 		log_err("%s: %s %s reply did not fit in %zu bytes",
-			rpc_peer_str((struct sockaddr *)&call->peer, peer,
-				     sizeof(peer)),
-			prog->name, proc->name ? proc->name : "?",
-			reply->limit);
+		        rpc_peer_str((struct sockaddr *)&call->peer, peer,
+		                     sizeof(peer)),
+		        prog->name, proc->name ? proc->name : "?",
+		        reply->limit);
 		rc = RPC_SYSTEM_ERR;
 	}
 	if (rc < RPC_SUCCESS || rc > RPC_SYSTEM_ERR)
@@ -273,21 +273,21 @@ static int run_handler(struct rpc_call *call, const struct rpc_program *prog,
 
 /* Find program, version and procedure for a decoded call and run it. */
 static int dispatch(struct rpc_service *svc, struct rpc_call *call,
-		    struct xdr_out *reply, size_t start)
+                    struct xdr_out *reply, size_t start)
 {
 	const struct rpc_program *prog = rpc_service_find(svc, call->prog);
 	const struct rpc_version *ver;
 
 	if (!prog)
-		return reply_accepted(reply, start, call->xid,
-				      RPC_PROG_UNAVAIL, NULL);
+		return reply_accepted(reply, start, call->xid, RPC_PROG_UNAVAIL,
+		                      NULL);
 	ver = find_version(prog, call->vers);
 	if (!ver)
 		return reply_accepted(reply, start, call->xid,
-				      RPC_PROG_MISMATCH, prog);
+		                      RPC_PROG_MISMATCH, prog);
 	if (call->proc >= ver->nprocs || !ver->procs[call->proc].fn)
-		return reply_accepted(reply, start, call->xid,
-				      RPC_PROC_UNAVAIL, prog);
+		return reply_accepted(reply, start, call->xid, RPC_PROC_UNAVAIL,
+		                      prog);
 	return run_handler(call, prog, &ver->procs[call->proc], reply, start);
 }
 
@@ -301,10 +301,10 @@ static int drop_garbage(const struct sockaddr *peer, const char *why)
 
 /* See rpc.h. The order of checks follows Linux nfsd (svc_process_common):
  * RPC version, then credentials, then program, version and procedure. */
-int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec,
-		       size_t len, const struct sockaddr *peer,
-		       socklen_t peer_len, enum rpc_transport t,
-		       struct rpc_conn *conn, struct xdr_out *reply)
+int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec, size_t len,
+                       const struct sockaddr *peer, socklen_t peer_len,
+                       enum rpc_transport t, struct rpc_conn *conn,
+                       struct xdr_out *reply)
 {
 	struct rpc_call call;
 	struct xdr_in in;
@@ -314,22 +314,25 @@ int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec,
 
 	memset(&call, 0, sizeof(call));
 	if (peer && peer_len > 0) {
-		call.peer_len = peer_len < sizeof(call.peer) ? peer_len
-							     : sizeof(call.peer);
+		call.peer_len =
+		    peer_len < sizeof(call.peer) ? peer_len : sizeof(call.peer);
 		memcpy(&call.peer, peer, call.peer_len);
 	}
 	xdr_in_init(&in, rec, len);
 	if (!xdr_get_u32(&in, &call.xid) || !xdr_get_u32(&in, &mtype) ||
 	    mtype != RPC_MSG_CALL || !xdr_get_u32(&in, &rpcvers))
-		return drop_garbage((struct sockaddr *)&call.peer, "not an RPC call");
+		return drop_garbage((struct sockaddr *)&call.peer,
+		                    "not an RPC call");
 	if (rpcvers != RPC_VERSION)
 		return reply_rpc_mismatch(reply, start, call.xid);
 	if (!xdr_get_u32(&in, &call.prog) || !xdr_get_u32(&in, &call.vers) ||
 	    !xdr_get_u32(&in, &call.proc))
-		return drop_garbage((struct sockaddr *)&call.peer, "truncated RPC call header");
+		return drop_garbage((struct sockaddr *)&call.peer,
+		                    "truncated RPC call header");
 	st = decode_auth(&in, &call.cred);
 	if (st < 0)
-		return drop_garbage((struct sockaddr *)&call.peer, "truncated RPC credentials");
+		return drop_garbage((struct sockaddr *)&call.peer,
+		                    "truncated RPC credentials");
 	if (st != RPC_AUTH_OK)
 		return reply_auth_error(reply, start, call.xid, (uint32_t)st);
 

@@ -58,7 +58,7 @@ struct worker_pool *pool_start(int nthreads)
 	pthread_cond_init(&pool->cond, NULL);
 	for (; pool->nthreads < nthreads; pool->nthreads++) {
 		if (pthread_create(&pool->threads[pool->nthreads], NULL,
-				   worker_main, pool) != 0) {
+		                   worker_main, pool) != 0) {
 			log_err("cannot start worker thread");
 			pool_stop(pool);
 			return NULL;

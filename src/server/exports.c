@@ -429,21 +429,22 @@ static int add_name_rules(struct builder *b, const struct origin *o,
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
 	struct addrinfo *res = NULL, *ai;
+	char where[PATH_MAX + 32];
 	size_t before = l->n;
 	int rc = 0;
 
 	if (!valid_hostname(host))
 		return fail(b, o, "bad host '%s'", host);
 	if (strpbrk(host, "*?[")) {
-		log_warn("%s:%d: wildcard host '%s' never matches (snfsd does "
+		log_warn("%s: wildcard host '%s' never matches (snfsd does "
 		         "no reverse lookups)",
-		         o->file, o->line, host);
+		         origin_str(o, where, sizeof(where)), host);
 		return add_rule(l, MATCH_NAME, NULL, 0, host, ro);
 	}
 	if (getaddrinfo(host, NULL, &hints, &res) != 0) {
-		log_warn("%s:%d: cannot resolve host '%s'; its rule never "
+		log_warn("%s: cannot resolve host '%s'; its rule never "
 		         "matches",
-		         o->file, o->line, host);
+		         origin_str(o, where, sizeof(where)), host);
 		return add_rule(l, MATCH_NAME, NULL, 0, host, ro);
 	}
 	for (ai = res; ai && !rc; ai = ai->ai_next) {

@@ -18,8 +18,10 @@
 #include "server/snfsd.h"
 #include "util/log.h"
 
-#define FH_VERSION 1
-#define FH_HDR_LEN 6 /* version, fsid, backend length */
+#define FH_VERSION 2
+/* version, fsid, export path tag, backend length */
+#define FH_HDR_LEN 10
+#define FH_BLEN_OFF 9
 #define FH_MAC_LEN 8
 
 _Static_assert(FH_HDR_LEN + BK_HANDLE_MAX + FH_MAC_LEN <= NFS_FH_MAX,
@@ -45,17 +47,27 @@ static bool mac_equal(const uint8_t *a, const uint8_t *b)
 	return diff == 0;
 }
 
+/* A tag of the export's path, covered by the MAC: a handle issued for one
+ * export is STALE under another that reuses its fsid= (say /srv narrowed
+ * to /srv/public on SIGHUP), so it can never reach beyond its own root. */
+static uint32_t export_tag(const struct snfsd *s, const struct export *ex)
+{
+	return (uint32_t)siphash24(s->fh_key, ex->path, strlen(ex->path));
+}
+
 int fh_make(const struct snfsd *s, const struct export *ex,
             const struct bk_handle *bh, struct nfs_fh *out)
 {
 	uint8_t *p = out->data;
 	uint32_t fsid = htonl(ex->fsid);
+	uint32_t tag = htonl(export_tag(s, ex));
 
 	if (bh->len > BK_HANDLE_MAX)
 		return -EINVAL;
 	p[0] = FH_VERSION;
 	memcpy(p + 1, &fsid, 4);
-	p[5] = (uint8_t)bh->len;
+	memcpy(p + 5, &tag, 4);
+	p[FH_BLEN_OFF] = (uint8_t)bh->len;
 	memcpy(p + FH_HDR_LEN, bh->data, bh->len);
 	fh_mac(s, p, FH_HDR_LEN + bh->len, p + FH_HDR_LEN + bh->len);
 	out->len = FH_HDR_LEN + bh->len + FH_MAC_LEN;
@@ -67,12 +79,12 @@ int fh_parse(const struct snfsd *s, const struct export_table *t,
              struct bk_handle *bh)
 {
 	uint8_t mac[FH_MAC_LEN];
-	uint32_t fsid, blen;
+	uint32_t fsid, tag, blen;
 
 	*ex = NULL;
 	if (len < FH_HDR_LEN + FH_MAC_LEN || len > NFS_FH_MAX)
 		return -EBADF;
-	blen = p[5];
+	blen = p[FH_BLEN_OFF];
 	if (p[0] != FH_VERSION || blen > BK_HANDLE_MAX ||
 	    len != FH_HDR_LEN + blen + FH_MAC_LEN)
 		return -EBADF;
@@ -82,6 +94,9 @@ int fh_parse(const struct snfsd *s, const struct export_table *t,
 	memcpy(&fsid, p + 1, 4);
 	/* Genuine but its export is gone (unexported on SIGHUP). */
 	*ex = t ? exports_by_fsid(t, ntohl(fsid)) : NULL;
+	memcpy(&tag, p + 5, 4);
+	if (*ex && ntohl(tag) != export_tag(s, *ex))
+		*ex = NULL; /* fsid reused by another export */
 	if (!*ex)
 		return -ESTALE;
 	bh->len = blen;

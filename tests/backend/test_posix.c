@@ -146,6 +146,18 @@ static void test_big_io(const struct bk_handle *root)
 	free(w);
 	free(r);
 
+	/* A program written and committed can be run on the server at once
+	 * (no writable fd left open: ETXTBSY). */
+	const char prog[] = "#!/bin/sh\nexit 7\n";
+	char cmd[128];
+	CHECK(mkfile(&root_cr, root, "prog", 0755, &h) == 0 &&
+	          ops->write(ex, &root_cr, &h, prog, strlen(prog), 0,
+	                     BK_UNSTABLE, &com) == (ssize_t)strlen(prog) &&
+	          ops->commit(ex, &h, 0, 0) == 0,
+	      "write and commit a program");
+	snprintf(cmd, sizeof(cmd), "%s/prog", base);
+	CHECK(system(cmd) == 7 << 8, "the committed program runs");
+
 	/* More files than the fd cache holds, written round robin. */
 	struct bk_handle hs[100];
 	char name[16];

@@ -58,11 +58,11 @@ static inline void tcall_encode(const struct tcall *c, struct xdr_out *x)
 
 struct treply {
 	uint32_t xid, mtype, reply_stat;
-	uint32_t accept_stat; /* when accepted */
+	uint32_t accept_stat;            /* when accepted */
 	uint32_t reject_stat, auth_stat; /* when denied */
-	uint32_t low, high; /* PROG_MISMATCH or RPC_MISMATCH */
-	struct xdr_in body; /* results after the header */
-	bool ok; /* well formed */
+	uint32_t low, high;              /* PROG_MISMATCH or RPC_MISMATCH */
+	struct xdr_in body;              /* results after the header */
+	bool ok;                         /* well formed */
 };
 
 /* Parse a reply (without record mark). */

@@ -24,19 +24,21 @@ static int toy_null(struct rpc_call *call, struct xdr_out *res)
 }
 static const struct rpc_proc toy_procs[] = {{"NULL", toy_null}};
 static const struct rpc_version toy_versions[] = {{1, toy_procs, 1},
-						  {2, toy_procs, 1}};
-static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 2,
-					    false};
+                                                  {2, toy_procs, 1}};
+static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 2, false};
 
 static struct rpc_service *svc;
 
 /* Call the portmapper; returns the parsed reply (body into out). */
-static struct treply pcall(uint32_t vers, uint32_t proc, const struct xdr_out *args,
-			   struct xdr_out *out)
+static struct treply pcall(uint32_t vers, uint32_t proc,
+                           const struct xdr_out *args, struct xdr_out *out)
 {
-	struct tcall c = {.xid = 7, .prog = PMAP_PROGRAM, .vers = vers,
-			  .proc = proc, .args = args ? args->buf : NULL,
-			  .args_len = args ? args->len : 0};
+	struct tcall c = {.xid = 7,
+	                  .prog = PMAP_PROGRAM,
+	                  .vers = vers,
+	                  .proc = proc,
+	                  .args = args ? args->buf : NULL,
+	                  .args_len = args ? args->len : 0};
 	struct xdr_out in;
 	xdr_out_init(&in, 512, 8192);
 	tcall_encode(&c, &in);
@@ -65,8 +67,8 @@ static uint32_t getport(uint32_t prog, uint32_t vers, uint32_t proto)
 }
 
 /* RPCBIND GETADDR (proc 3) or GETVERSADDR (v4 proc 9) into ua. */
-static bool getaddr(uint32_t vers, uint32_t proc, uint32_t prog,
-		    uint32_t pvers, const char *netid, char *ua, size_t n)
+static bool getaddr(uint32_t vers, uint32_t proc, uint32_t prog, uint32_t pvers,
+                    const char *netid, char *ua, size_t n)
 {
 	struct xdr_out a, out;
 	struct treply r;
@@ -101,20 +103,20 @@ static void test_handlers(void)
 	CHECK(getport(PMAP_PROGRAM, 2, 17) == 111, "GETPORT portmapper");
 
 	CHECK(getaddr(3, 3, TOY, 2, "tcp", ua, sizeof(ua)) &&
-		      strcmp(ua, "127.0.0.1.8.1") == 0,
+	          strcmp(ua, "127.0.0.1.8.1") == 0,
 	      "GETADDR v3 universal address");
 	CHECK(getaddr(4, 3, TOY, 1, "tcp", ua, sizeof(ua)) &&
-		      strcmp(ua, "127.0.0.1.8.1") == 0,
+	          strcmp(ua, "127.0.0.1.8.1") == 0,
 	      "GETADDR v4");
 	CHECK(getaddr(4, 3, TOY, 1, "udp", ua, sizeof(ua)) && ua[0] == 0,
 	      "GETADDR udp for a TCP-only program is empty");
 	CHECK(getaddr(4, 9, TOY, 3, "tcp", ua, sizeof(ua)) && ua[0] == 0,
 	      "GETVERSADDR missing version is empty");
 	CHECK(getaddr(4, 9, TOY, 2, "tcp", ua, sizeof(ua)) &&
-		      strcmp(ua, "127.0.0.1.8.1") == 0,
+	          strcmp(ua, "127.0.0.1.8.1") == 0,
 	      "GETVERSADDR exact version");
 	CHECK(getaddr(3, 3, PMAP_PROGRAM, 3, "udp", ua, sizeof(ua)) &&
-		      strcmp(ua, "127.0.0.1.0.111") == 0,
+	          strcmp(ua, "127.0.0.1.0.111") == 0,
 	      "GETADDR portmapper udp");
 
 	/* DUMP v2: toy v1,v2 tcp + pmap v2,v3,v4 tcp and udp = 8 */
@@ -142,9 +144,8 @@ static void test_handlers(void)
 	xdr_out_free(&out);
 
 	r = pcall(3, 6, NULL, &out);
-	CHECK(xdr_get_u32(&r.body, &t) &&
-		      (long)t - (long)time(NULL) < 5 &&
-		      (long)time(NULL) - (long)t < 5,
+	CHECK(xdr_get_u32(&r.body, &t) && (long)t - (long)time(NULL) < 5 &&
+	          (long)time(NULL) - (long)t < 5,
 	      "GETTIME");
 	xdr_out_free(&out);
 
@@ -209,7 +210,7 @@ static void test_rpcinfo(void)
 	CHECK(p && pclose(p) == 0 && lines == 9 && found_toy,
 	      "rpcinfo -p lists our programs");
 	p = popen("timeout 10 /usr/sbin/rpcinfo -T tcp 127.0.0.1 200300 2 2>&1",
-		  "r");
+	          "r");
 	found_toy = false;
 	while (p && fgets(line, sizeof(line), p))
 		if (strstr(line, "ready and waiting"))

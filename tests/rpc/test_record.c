@@ -7,7 +7,7 @@
 
 /* Append one fragment to buf at *len. */
 static void frag(uint8_t *buf, size_t *len, const uint8_t *data, uint32_t n,
-		 bool last)
+                 bool last)
 {
 	uint32_t m = n | (last ? RPC_LAST_FRAG : 0);
 	buf[(*len)++] = m >> 24;
@@ -22,7 +22,7 @@ static void frag(uint8_t *buf, size_t *len, const uint8_t *data, uint32_t n,
  * split at step2). Returns the number of records whose content equals
  * want (each record compared with want); -1 on error. */
 static int feed_all(const uint8_t *s, size_t n, size_t split,
-		    const uint8_t *want, size_t want_len, size_t max)
+                    const uint8_t *want, size_t want_len, size_t max)
 {
 	struct rpc_record_reader r;
 	size_t pos = 0;
@@ -92,7 +92,7 @@ int main(void)
 			i += (size_t)k;
 			if (done) {
 				recs += r.len == 3000 &&
-					memcmp(r.buf, data, 3000) == 0;
+				        memcmp(r.buf, data, 3000) == 0;
 				rpc_record_next(&r);
 			}
 		}
@@ -118,7 +118,8 @@ int main(void)
 		CHECK(t && tl == 8 && memcmp(t, data, 8) == 0, "take");
 		free(t);
 		k = rpc_record_feed(&r, stream + 12, len - 12, &done);
-		CHECK(k == 12 && done && r.len == 8, "second record after take");
+		CHECK(k == 12 && done && r.len == 8,
+		      "second record after take");
 		rpc_record_free(&r);
 	}
 

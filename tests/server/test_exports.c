@@ -262,6 +262,17 @@ static void test_matching(void)
 	CHECK(match(b, "8.8.8.8") == &b->rules[2], "* matches anyone");
 	CHECK(match(b, "2001:db8::1") == &b->rules[2], "* matches IPv6");
 	exports_free(t);
+	rc = load_text("%1$s/a *.example.com(rw) 10.0.0.1(ro)\n", &t);
+	CHECK(rc == 0 && t->v[0].nrules == 2 &&
+	          t->v[0].rules[0].kind == MATCH_NAME &&
+	          !strcmp(t->v[0].rules[0].pattern, "*.example.com"),
+	      "wildcard hostname kept as a name rule");
+	if (rc)
+		return;
+	CHECK(match(&t->v[0], "127.0.0.1") == NULL &&
+	          match(&t->v[0], "10.0.0.1") == &t->v[0].rules[1],
+	      "wildcard hostname never matches (no reverse lookups)");
+	exports_free(t);
 }
 
 static void test_squash(void)

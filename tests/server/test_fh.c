@@ -84,7 +84,7 @@ static void test_handles(struct snfsd *s)
 	for (uint32_t i = 0; i < bh.len; i++)
 		bh.data[i] = (uint8_t)(i * 7 + 1);
 	CHECK(fh_make(s, ex, &bh, &fh) == 0, "fh_make");
-	CHECK(fh.len == 6 + 12 + 8 && fh.len <= NFS_FH_MAX, "handle length");
+	CHECK(fh.len == 10 + 12 + 8 && fh.len <= NFS_FH_MAX, "handle length");
 	rc = fh_parse(s, s->exports, fh.data, fh.len, &got, &out);
 	CHECK(rc == 0 && got == ex && out.len == bh.len &&
 	          !memcmp(out.data, bh.data, bh.len),

@@ -290,8 +290,13 @@ static uint32_t run_ops(struct nfs4_compound *c, uint32_t *nres)
 					      c->res->len - c->oppos);
 			c->replay_owner_set = false;
 		}
-		if (st != NFS4_OK)
+		if (st != NFS4_OK) {
+			if (log_get_level() >= LOG_DEBUG)
+				log_debug("nfs4: op %u %s: status %u",
+					  c->opidx, nfs4_op_name(c->opnum),
+					  st);
 			break;
+		}
 		if (c->destroyed_session)
 			break;
 	}

@@ -187,7 +187,14 @@ static struct nfs4_server *server_new(struct snfsd *s)
 	st->lease = LEASE_DEFAULT;
 	if (env && atoi(env) >= 2 && atoi(env) <= 3600)
 		st->lease = (uint32_t)atoi(env);
-	st->epoch = (uint32_t)time(NULL);
+	{
+		/* Differs between two starts even within one second, so a
+		 * stateid or clientid of the last instance is never ours. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		st->epoch = (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
+				       (uint64_t)ts.tv_nsec / 1000u);
+	}
 	st->last_sweep = nfs4_now();
 	if (s->cfg.state_dir) {
 		size_t n = strlen(s->cfg.state_dir) + sizeof(RECORD_FILE) + 2;

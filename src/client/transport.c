@@ -1,0 +1,653 @@
+/* ONC RPC client over TCP: record marking, xid matching, pipelining and
+ * reconnection (see transport.h for the contract).
+ *
+ * Locking: c->lock guards the pending list, the connection state (fd,
+ * gen) and every request's fields. c->send_lock serialises writers on the
+ * socket, so records never interleave; it is taken before c->lock, never
+ * after. Only the reader thread closes the socket, holding both.
+ */
+#include "client/transport.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/counters.h"
+
+#define RPC_CALL 0
+#define RPC_REPLY 1
+#define RPC_VERSION 2
+#define AUTH_NONE 0
+#define AUTH_SYS 1
+#define HDR_MAX 512
+#define STAGE_SIZE 65536
+#define RECONNECT_MAX_DELAY_MS 1000
+
+struct rpc_req {
+	uint32_t xid;
+	int op;
+	uint8_t hdr[HDR_MAX]; /* record mark + call header */
+	size_t hdr_len;
+	struct xdr_out args;
+	uint64_t sent_gen; /* connection generation last sent on; 0: never */
+	bool done;
+	uint8_t *rbuf;
+	size_t rlen;
+	struct timespec deadline;
+	struct rpc_req *prev, *next;
+};
+
+struct rpc_clnt {
+	struct rpc_clnt_cfg cfg;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	uint8_t cred[HDR_MAX / 2]; /* encoded credential and verifier */
+	size_t cred_len;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;  /* replies arrived, connection state changed */
+	pthread_cond_t rcond; /* wakes the reader to reconnect or exit */
+	pthread_mutex_t send_lock;
+	int fd;
+	uint64_t gen;
+	bool closing;
+	int last_err; /* why the connection last broke */
+	uint32_t next_xid;
+	struct rpc_req pending; /* list head */
+	pthread_t reader;
+
+	/* the reader's staging buffer */
+	uint8_t *stage;
+	size_t spos, slen;
+};
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static void deadline_after(struct timespec *ts, uint32_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* RFC 5531 section 14: AUTH_SYS credential and an AUTH_NONE verifier. */
+static int encode_cred(struct rpc_clnt *c)
+{
+	struct xdr_out x;
+	char host[65] = "snfs";
+
+	if (xdr_out_init(&x, 256, sizeof(c->cred)) < 0)
+		return -ENOMEM;
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	xdr_put_u32(&x, AUTH_SYS);
+	size_t lenpos = x.len;
+	xdr_put_u32(&x, 0);
+	xdr_put_u32(&x, (uint32_t)time(NULL));
+	xdr_put_string(&x, host);
+	xdr_put_u32(&x, c->cfg.uid);
+	xdr_put_u32(&x, c->cfg.gid);
+	xdr_put_u32(&x, c->cfg.ngids);
+	for (uint32_t i = 0; i < c->cfg.ngids; i++)
+		xdr_put_u32(&x, c->cfg.gids[i]);
+	xdr_patch_u32(&x, lenpos, (uint32_t)(x.len - lenpos - 4));
+	xdr_put_u32(&x, AUTH_NONE);
+	xdr_put_u32(&x, 0);
+	if (x.err) {
+		xdr_out_free(&x);
+		return -EINVAL;
+	}
+	memcpy(c->cred, x.buf, x.len);
+	c->cred_len = x.len;
+	xdr_out_free(&x);
+	return 0;
+}
+
+static int resolve(struct rpc_clnt *c)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+	char port[8];
+
+	snprintf(port, sizeof(port), "%u", c->cfg.port);
+	int rc = getaddrinfo(c->cfg.host, port, &hints, &ai);
+	if (rc != 0)
+		return rc == EAI_NONAME ? -EHOSTUNREACH : -EINVAL;
+	memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
+	c->alen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/* One connection attempt, bounded by the call timeout. */
+static int connect_once(struct rpc_clnt *c)
+{
+	int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	struct timeval tv = {.tv_sec = c->cfg.timeout_ms / 1000,
+			     .tv_usec = (c->cfg.timeout_ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&c->addr, c->alen) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Read exactly n bytes through the staging buffer. */
+static int read_exact(struct rpc_clnt *c, int fd, uint8_t *dst, size_t n)
+{
+	while (n > 0) {
+		if (c->spos < c->slen) {
+			size_t k = c->slen - c->spos;
+			if (k > n)
+				k = n;
+			memcpy(dst, c->stage + c->spos, k);
+			c->spos += k;
+			dst += k;
+			n -= k;
+			continue;
+		}
+		ssize_t r;
+		if (n >= STAGE_SIZE) {
+			r = read(fd, dst, n);
+			if (r > 0) {
+				dst += r;
+				n -= (size_t)r;
+				continue;
+			}
+		} else {
+			r = read(fd, c->stage, STAGE_SIZE);
+			if (r > 0) {
+				c->spos = 0;
+				c->slen = (size_t)r;
+				continue;
+			}
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* RFC 5531 section 11: a record is fragments, each behind a 4-byte mark
+ * whose top bit flags the last one. */
+static int read_record(struct rpc_clnt *c, int fd, uint8_t **out, size_t *len)
+{
+	uint8_t *buf = NULL;
+	size_t total = 0, cap = 0;
+	bool last = false;
+
+	while (!last) {
+		uint8_t mark[4];
+		int rc = read_exact(c, fd, mark, 4);
+		if (rc < 0)
+			goto err;
+		uint32_t m = get32(mark);
+		size_t flen = m & 0x7fffffffu;
+		last = (m & 0x80000000u) != 0;
+		if (flen > c->cfg.max_reply || total + flen > c->cfg.max_reply) {
+			rc = -EPROTO;
+			goto err;
+		}
+		if (total + flen > cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			while (ncap < total + flen)
+				ncap *= 2;
+			uint8_t *nb = realloc(buf, ncap);
+			if (!nb) {
+				rc = -ENOMEM;
+				goto err;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		rc = read_exact(c, fd, buf + total, flen);
+		if (rc < 0)
+			goto err;
+		total += flen;
+		continue;
+	err:
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*len = total;
+	return 0;
+}
+
+static struct rpc_req *find_pending(struct rpc_clnt *c, uint32_t xid)
+{
+	for (struct rpc_req *r = c->pending.next; r != &c->pending; r = r->next)
+		if (r->xid == xid)
+			return r;
+	return NULL;
+}
+
+static bool have_waiting(struct rpc_clnt *c)
+{
+	return c->pending.next != &c->pending;
+}
+
+/* Hand records to their callers until the connection fails. */
+static int receive_loop(struct rpc_clnt *c, int fd)
+{
+	for (;;) {
+		uint8_t *buf;
+		size_t len;
+		int rc = read_record(c, fd, &buf, &len);
+		if (rc < 0)
+			return rc;
+		if (c->cfg.stats)
+			counter_add(&c->cfg.stats->bytes_received, len + 4);
+		if (len < 8 || get32(buf + 4) != RPC_REPLY) {
+			free(buf); /* not a reply: ignore it */
+			continue;
+		}
+		pthread_mutex_lock(&c->lock);
+		struct rpc_req *r = find_pending(c, get32(buf));
+		if (r && !r->done) {
+			r->rbuf = buf;
+			r->rlen = len;
+			r->done = true;
+			buf = NULL;
+			pthread_cond_broadcast(&c->cond);
+		}
+		pthread_mutex_unlock(&c->lock);
+		free(buf);
+	}
+}
+
+/* Sleep up to ms on rcond (close wakes it early). Called locked. */
+static void reader_sleep(struct rpc_clnt *c, uint32_t ms)
+{
+	struct timespec ts;
+	deadline_after(&ts, ms);
+	pthread_cond_timedwait(&c->rcond, &c->lock, &ts);
+}
+
+static void *reader_main(void *arg)
+{
+	struct rpc_clnt *c = arg;
+	uint32_t delay = 50;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->closing) {
+		if (c->fd < 0) {
+			/* Reconnect only while somebody waits for a reply. */
+			if (!have_waiting(c)) {
+				pthread_cond_wait(&c->rcond, &c->lock);
+				continue;
+			}
+			pthread_mutex_unlock(&c->lock);
+			int fd = connect_once(c);
+			pthread_mutex_lock(&c->lock);
+			if (fd < 0) {
+				c->last_err = fd;
+				reader_sleep(c, delay);
+				delay = delay * 2 > RECONNECT_MAX_DELAY_MS
+						? RECONNECT_MAX_DELAY_MS
+						: delay * 2;
+				continue;
+			}
+			delay = 50;
+			c->fd = fd;
+			c->gen++;
+			c->spos = c->slen = 0;
+			if (c->cfg.stats)
+				counter_add(&c->cfg.stats->reconnects, 1);
+			pthread_cond_broadcast(&c->cond);
+			if (c->closing)
+				break;
+		}
+		int fd = c->fd;
+		pthread_mutex_unlock(&c->lock);
+		int rc = receive_loop(c, fd);
+		pthread_mutex_lock(&c->send_lock);
+		pthread_mutex_lock(&c->lock);
+		c->last_err = rc;
+		close(fd);
+		c->fd = -1;
+		pthread_mutex_unlock(&c->send_lock);
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+int rpc_clnt_open(const struct rpc_clnt_cfg *cfg, struct rpc_clnt **out)
+{
+	struct rpc_clnt *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	c->cfg.host = NULL;
+	if (c->cfg.ngids > RPC_CLNT_MAX_GIDS)
+		c->cfg.ngids = RPC_CLNT_MAX_GIDS;
+	if (!c->cfg.timeout_ms)
+		c->cfg.timeout_ms = 60000;
+	if (!c->cfg.max_reply)
+		c->cfg.max_reply = 4u << 20;
+	c->fd = -1;
+	c->pending.next = c->pending.prev = &c->pending;
+	c->stage = malloc(STAGE_SIZE);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	c->next_xid = (uint32_t)(now.tv_nsec ^ (now.tv_sec << 12) ^ getpid());
+	c->cfg.host = cfg->host;
+	rc = resolve(c);
+	c->cfg.host = NULL;
+	if (rc == 0)
+		rc = encode_cred(c);
+	if (rc == 0 && !c->stage)
+		rc = -ENOMEM;
+	if (rc < 0)
+		goto err;
+	c->fd = connect_once(c);
+	if (c->fd < 0) {
+		rc = c->fd;
+		goto err;
+	}
+	c->gen = 1;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_cond_init(&c->rcond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->send_lock, NULL);
+	rc = -pthread_create(&c->reader, NULL, reader_main, c);
+	if (rc < 0) {
+		close(c->fd);
+		pthread_cond_destroy(&c->cond);
+		pthread_cond_destroy(&c->rcond);
+		pthread_mutex_destroy(&c->lock);
+		pthread_mutex_destroy(&c->send_lock);
+		goto err;
+	}
+	*out = c;
+	return 0;
+err:
+	free(c->stage);
+	free(c);
+	return rc;
+}
+
+static void req_free(struct rpc_req *r)
+{
+	xdr_out_free(&r->args);
+	free(r->rbuf);
+	free(r);
+}
+
+void rpc_clnt_close(struct rpc_clnt *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->closing = true;
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	pthread_cond_broadcast(&c->rcond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->reader, NULL);
+	if (c->fd >= 0)
+		close(c->fd);
+	while (have_waiting(c)) {
+		struct rpc_req *r = c->pending.next;
+		r->prev->next = r->next;
+		r->next->prev = r->prev;
+		req_free(r);
+	}
+	pthread_cond_destroy(&c->cond);
+	pthread_cond_destroy(&c->rcond);
+	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->send_lock);
+	free(c->stage);
+	free(c);
+}
+
+/* Write r on the connection of generation gen. A failure shuts the socket
+ * down so the reader notices and reconnects. */
+static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
+{
+	pthread_mutex_lock(&c->send_lock);
+	pthread_mutex_lock(&c->lock);
+	int fd = c->gen == gen ? c->fd : -1;
+	pthread_mutex_unlock(&c->lock);
+	if (fd < 0) {
+		pthread_mutex_unlock(&c->send_lock);
+		return -EAGAIN;
+	}
+	struct iovec iov[2] = {{r->hdr, r->hdr_len}, {r->args.buf, r->args.len}};
+	size_t left = r->hdr_len + r->args.len;
+	int rc = 0;
+	while (left > 0) {
+		ssize_t n = writev(fd, iov, 2);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			shutdown(fd, SHUT_RDWR);
+			break;
+		}
+		left -= (size_t)n;
+		for (int i = 0; i < 2 && n > 0; i++) {
+			size_t k = (size_t)n < iov[i].iov_len ? (size_t)n
+							       : iov[i].iov_len;
+			iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
+			iov[i].iov_len -= k;
+			n -= (ssize_t)k;
+		}
+	}
+	pthread_mutex_unlock(&c->send_lock);
+	if (rc == 0 && c->cfg.stats)
+		counter_add(&c->cfg.stats->bytes_sent, r->hdr_len + r->args.len);
+	return rc;
+}
+
+static void build_header(struct rpc_clnt *c, struct rpc_req *r, uint32_t prog,
+			 uint32_t vers, uint32_t proc)
+{
+	uint8_t *p = r->hdr + 4;
+	put32(p, r->xid);
+	put32(p + 4, RPC_CALL);
+	put32(p + 8, RPC_VERSION);
+	put32(p + 12, prog);
+	put32(p + 16, vers);
+	put32(p + 20, proc);
+	memcpy(p + 24, c->cred, c->cred_len);
+	r->hdr_len = 4 + 24 + c->cred_len;
+	put32(r->hdr, 0x80000000u |
+			      (uint32_t)(r->hdr_len - 4 + r->args.len));
+}
+
+int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+		   uint32_t proc, int op, struct xdr_out *args,
+		   struct rpc_req **out)
+{
+	struct rpc_req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (args->err) {
+		free(r);
+		xdr_out_free(args);
+		return -EINVAL;
+	}
+	r->args = *args;
+	memset(args, 0, sizeof(*args));
+	r->op = op;
+	deadline_after(&r->deadline, c->cfg.timeout_ms);
+	pthread_mutex_lock(&c->lock);
+	r->xid = c->next_xid++;
+	build_header(c, r, prog, vers, proc);
+	r->next = &c->pending;
+	r->prev = c->pending.prev;
+	r->prev->next = r;
+	c->pending.prev = r;
+	uint64_t gen = c->gen;
+	bool connected = c->fd >= 0;
+	if (!connected)
+		pthread_cond_signal(&c->rcond);
+	pthread_mutex_unlock(&c->lock);
+	if (c->cfg.stats && op >= 0 && op < SNFS_OP_MAX)
+		counter_add(&c->cfg.stats->calls[op], 1);
+	if (connected) {
+		send_req(c, r, gen);
+		pthread_mutex_lock(&c->lock);
+		r->sent_gen = gen;
+		pthread_mutex_unlock(&c->lock);
+	}
+	*out = r;
+	return 0;
+}
+
+static void unlink_req(struct rpc_req *r)
+{
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+}
+
+void rpc_call_cancel(struct rpc_clnt *c, struct rpc_req *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&c->lock);
+	unlink_req(r);
+	pthread_mutex_unlock(&c->lock);
+	req_free(r);
+}
+
+int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep)
+{
+	int rc = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	pthread_mutex_lock(&c->lock);
+	while (!r->done) {
+		if (c->fd >= 0 && r->sent_gen != c->gen) {
+			uint64_t gen = c->gen;
+			bool resend = r->sent_gen != 0;
+			pthread_mutex_unlock(&c->lock);
+			int src = send_req(c, r, gen);
+			pthread_mutex_lock(&c->lock);
+			/* On failure too: the reconnect bumps gen. */
+			r->sent_gen = gen;
+			if (src == 0) {
+				if (resend && c->cfg.stats)
+					counter_add(&c->cfg.stats->retransmits,
+						    1);
+			}
+			continue;
+		}
+		if (c->fd < 0)
+			pthread_cond_signal(&c->rcond);
+		if (pthread_cond_timedwait(&c->cond, &c->lock, &r->deadline) ==
+			    ETIMEDOUT &&
+		    !r->done) {
+			rc = c->last_err == -EPROTO ? -EPROTO : -ETIMEDOUT;
+			break;
+		}
+	}
+	unlink_req(r);
+	pthread_mutex_unlock(&c->lock);
+	if (rc == 0) {
+		rc = rpc_parse_reply(r->rbuf, r->rlen, r->xid, &rep->res);
+		if (rc == 0) {
+			rep->buf = r->rbuf;
+			rep->len = r->rlen;
+			r->rbuf = NULL;
+		}
+	}
+	req_free(r);
+	return rc;
+}
+
+int rpc_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
+	     int op, struct xdr_out *args, struct rpc_reply *rep)
+{
+	struct rpc_req *r;
+	int rc = rpc_call_start(c, prog, vers, proc, op, args, &r);
+	if (rc < 0)
+		return rc;
+	return rpc_call_wait(c, r, rep);
+}
+
+void rpc_reply_free(struct rpc_reply *rep)
+{
+	free(rep->buf);
+	memset(rep, 0, sizeof(*rep));
+}
+
+/* RFC 5531 section 9: reply_body. */
+int rpc_parse_reply(const uint8_t *buf, size_t len, uint32_t xid,
+		    struct xdr_in *res)
+{
+	struct xdr_in x;
+	uint32_t v, mtype, stat, flavor, astat;
+	const uint8_t *p;
+
+	xdr_in_init(&x, buf, len);
+	if (!xdr_get_u32(&x, &v) || v != xid || !xdr_get_u32(&x, &mtype) ||
+	    mtype != RPC_REPLY || !xdr_get_u32(&x, &stat))
+		return -EPROTO;
+	if (stat == 1) { /* MSG_DENIED */
+		if (!xdr_get_u32(&x, &v))
+			return -EPROTO;
+		return v == 0 ? -EPROTONOSUPPORT : v == 1 ? -EACCES : -EPROTO;
+	}
+	if (stat != 0 || !xdr_get_u32(&x, &flavor) ||
+	    !xdr_get_opaque_ref(&x, &p, &v, 400) || !xdr_get_u32(&x, &astat))
+		return -EPROTO;
+	switch (astat) {
+	case 0:
+		break;
+	case 1:
+	case 2:
+		return -EPROTONOSUPPORT;
+	case 3:
+		return -ENOSYS;
+	case 4:
+		return -EINVAL;
+	case 5:
+		return -EIO;
+	default:
+		return -EPROTO;
+	}
+	xdr_in_init(res, buf + x.pos, len - x.pos);
+	return 0;
+}

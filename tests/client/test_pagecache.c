@@ -1,0 +1,291 @@
+/* Page cache logic against an in-memory mock server: range sets, a write
+ * then a read of the same bytes sends no READ, partial pages keep our
+ * bytes, write-back with UNSTABLE + COMMIT, and a verifier change (server
+ * restart) makes the uncommitted ranges go out again. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/pagecache.h"
+#include "test.h"
+
+#define SRV_SIZE (4u << 20)
+
+static struct {
+	uint8_t data[SRV_SIZE];	     /* what the server serves */
+	uint8_t committed[SRV_SIZE]; /* what survives a restart */
+	uint64_t size, committed_size;
+	uint8_t verf[8];
+	int reads, writes, commits;
+} srv;
+
+struct mock_req {
+	uint64_t off;
+	uint32_t count;
+	bool write;
+};
+
+static int m_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
+			uint64_t off, uint32_t count, struct rpc_req **r)
+{
+	(void)c, (void)fh;
+	struct mock_req *m = calloc(1, sizeof(*m));
+	m->off = off;
+	m->count = count;
+	srv.reads++;
+	*r = (struct rpc_req *)m;
+	return 0;
+}
+
+static int m_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
+			 uint32_t count, struct snfs_read_res *res)
+{
+	(void)c, (void)count;
+	struct mock_req *m = (struct mock_req *)r;
+	memset(res, 0, sizeof(*res));
+	uint64_t end = m->off + m->count;
+	if (end > srv.size)
+		end = srv.size;
+	res->count = end > m->off ? (uint32_t)(end - m->off) : 0;
+	memcpy(buf, srv.data + m->off, res->count);
+	res->eof = m->off + res->count >= srv.size;
+	free(m);
+	return 0;
+}
+
+static int m_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
+			 uint64_t off, const void *buf, uint32_t count,
+			 int stable, struct rpc_req **r)
+{
+	(void)c, (void)fh, (void)stable;
+	memcpy(srv.data + off, buf, count);
+	if (off + count > srv.size)
+		srv.size = off + count;
+	struct mock_req *m = calloc(1, sizeof(*m));
+	m->count = count;
+	m->write = true;
+	srv.writes++;
+	*r = (struct rpc_req *)m;
+	return 0;
+}
+
+static int m_write_finish(struct snfs_ctx *c, struct rpc_req *r,
+			  struct snfs_write_res *res)
+{
+	(void)c;
+	struct mock_req *m = (struct mock_req *)r;
+	res->count = m->count;
+	res->committed = SNFS_UNSTABLE;
+	memcpy(res->verf, srv.verf, 8);
+	free(m);
+	return 0;
+}
+
+static int m_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
+		    uint8_t verf[8], struct snfs_stat *post, bool *have)
+{
+	(void)c, (void)fh, (void)post;
+	srv.commits++;
+	memcpy(srv.committed, srv.data, SRV_SIZE);
+	srv.committed_size = srv.size;
+	memcpy(verf, srv.verf, 8);
+	*have = false;
+	return 0;
+}
+
+static int m_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
+		     const struct snfs_setattr *sa, struct snfs_stat *post,
+		     bool *have)
+{
+	(void)c, (void)fh, (void)post;
+	if (sa->mask & SNFS_SET_SIZE) {
+		if (sa->size < srv.size)
+			memset(srv.data + sa->size, 0, srv.size - sa->size);
+		srv.size = sa->size;
+	}
+	*have = false;
+	return 0;
+}
+
+/* A restart: uncommitted data is gone and the verifier changes. */
+static void srv_restart(void)
+{
+	memcpy(srv.data, srv.committed, SRV_SIZE);
+	srv.size = srv.committed_size;
+	srv.verf[0]++;
+}
+
+static const struct snfs_proto_ops mock_ops = {
+	.name = "mock",
+	.read_start = m_read_start,
+	.read_finish = m_read_finish,
+	.write_start = m_write_start,
+	.write_finish = m_write_finish,
+	.commit = m_commit,
+	.setattr = m_setattr,
+};
+
+static void test_rset(void)
+{
+	struct rset rs = {0};
+	CHECK(rset_add(&rs, 10, 20) == 10, "add counts new bytes");
+	CHECK(rset_add(&rs, 30, 40) == 10 && rs.n == 2, "disjoint ranges");
+	CHECK(rset_add(&rs, 15, 35) == 10 && rs.n == 1 && rs.r[0].s == 10 &&
+		      rs.r[0].e == 40,
+	      "overlap merges into one range");
+	CHECK(rset_add(&rs, 40, 50) == 10 && rs.n == 1 && rs.r[0].e == 50,
+	      "adjacent ranges merge");
+	CHECK(rset_add(&rs, 12, 18) == 0, "covered add adds nothing");
+	CHECK(rset_covers(&rs, 10, 50) && !rset_covers(&rs, 5, 15),
+	      "covers");
+	CHECK(rset_del(&rs, 20, 30) == 10 && rs.n == 2, "delete splits");
+	struct rrange g[4];
+	uint32_t ng = rset_gaps(&rs, 0, 60, g);
+	CHECK(ng == 3 && g[0].s == 0 && g[0].e == 10 && g[1].s == 20 &&
+		      g[1].e == 30 && g[2].s == 50 && g[2].e == 60,
+	      "gaps");
+	CHECK(rset_del(&rs, 0, 100) == 30 && rs.n == 0, "delete all");
+	CHECK(rset_bytes(&rs) == 0, "empty");
+	/* many small ranges, then one that spans them */
+	for (uint32_t i = 0; i < 100; i++)
+		rset_add(&rs, i * 10, i * 10 + 5);
+	CHECK(rs.n == 100 && rset_bytes(&rs) == 500, "100 ranges");
+	CHECK(rset_add(&rs, 0, 1000) == 500 && rs.n == 1, "spanning merge");
+	rset_free(&rs);
+}
+
+static struct pc_file *setup(struct snfs_ctx *c, size_t budget)
+{
+	static struct snfs_fh fh = {.len = 4, .data = "mock"};
+	struct snfs_stat st = {.type = SNFS_REG};
+	memset(c, 0, sizeof(*c));
+	c->ops = &mock_ops;
+	c->rsize = c->wsize = 65536;
+	pc_cache_new(&c->pc, budget);
+	struct pc_file *f = pc_file_get(c, &fh);
+	st.size = srv.size;
+	pc_file_validate(f, &st);
+	return f;
+}
+
+static void teardown(struct snfs_ctx *c, struct pc_file *f)
+{
+	pc_file_put(f);
+	pc_cache_free(c->pc);
+}
+
+static void test_write_then_read(void)
+{
+	struct snfs_ctx c;
+	uint8_t buf[8192], out[8192];
+	memset(&srv, 0, sizeof(srv));
+	srv.size = 1 << 20;
+	for (uint32_t i = 0; i < srv.size; i++)
+		srv.data[i] = (uint8_t)(i * 7);
+	memcpy(srv.committed, srv.data, SRV_SIZE);
+	srv.committed_size = srv.size;
+	struct pc_file *f = setup(&c, 8u << 20);
+
+	memset(buf, 0xab, sizeof(buf));
+	CHECK(pc_write(f, buf, 2048, 100000) == 2048, "write 2 KiB");
+	CHECK(srv.reads == 0, "a write reads nothing first");
+	CHECK(pc_read(f, out, 2048, 100000) == 2048 && !memcmp(out, buf, 2048),
+	      "read back the bytes written");
+	CHECK(srv.reads == 0, "write then read of the same bytes: no READ");
+	CHECK(pc_read(f, out, 100, 100500) == 100 && srv.reads == 0,
+	      "a read inside the written range: no READ");
+
+	/* partial page: read around the written bytes */
+	CHECK(pc_read(f, out, 4096, 100000 - 1000) == 4096, "straddling read");
+	CHECK(srv.reads > 0, "the unwritten part is read");
+	bool ok = true;
+	for (int i = 0; i < 4096; i++) {
+		uint64_t o = 100000 - 1000 + (uint64_t)i;
+		uint8_t want = o >= 100000 && o < 102048 ? 0xab : (uint8_t)(o * 7);
+		if (out[i] != want)
+			ok = false;
+	}
+	CHECK(ok, "our bytes survive the server's data around them");
+	int r = srv.reads;
+	CHECK(pc_read(f, out, 4096, 100000 - 1000) == 4096 && srv.reads == r,
+	      "now the whole range is valid: no READ");
+
+	CHECK(pc_flush(f, true) == 0, "flush");
+	CHECK(srv.writes == 1 && srv.commits == 1, "one WRITE, one COMMIT");
+	CHECK(memcmp(srv.committed + 100000, buf, 2048) == 0,
+	      "server has the data");
+	CHECK(pc_flush(f, true) == 0 && srv.writes == 1 && srv.commits == 1,
+	      "clean flush sends nothing");
+
+	/* two writes to the same page with a gap: two ranges, two WRITEs */
+	pc_write(f, buf, 10, 300000);
+	pc_write(f, buf, 10, 300020);
+	pc_write(f, buf, 10, 300010); /* fills the gap: one range */
+	pc_flush(f, true);
+	CHECK(srv.writes == 2, "merged dirty ranges go out as one WRITE");
+	teardown(&c, f);
+}
+
+static void test_verifier_change(void)
+{
+	struct snfs_ctx c;
+	uint8_t *buf = malloc(1 << 20);
+	memset(&srv, 0, sizeof(srv));
+	struct pc_file *f = setup(&c, 64u << 20);
+	for (int i = 0; i < (1 << 20); i++)
+		buf[i] = (uint8_t)(i ^ (i >> 8));
+	CHECK(pc_write(f, buf, 1 << 20, 0) == 1 << 20, "write 1 MiB");
+	CHECK(pc_flush(f, false) == 0 && srv.writes == 16 && srv.commits == 0,
+	      "UNSTABLE writes sent, not committed");
+	srv_restart();
+	CHECK(srv.size == 0, "the restart lost the uncommitted data");
+	CHECK(pc_flush(f, true) == 0, "commit after the restart succeeds");
+	CHECK(srv.writes == 32, "every uncommitted range was sent again");
+	CHECK(srv.commits == 2, "two COMMITs: mismatch, then match");
+	CHECK(srv.committed_size == 1 << 20 &&
+		      memcmp(srv.committed, buf, 1 << 20) == 0,
+	      "the data is intact");
+
+	/* a restart between writes: mixed verifiers */
+	pc_write(f, buf, 65536, 0);
+	pc_flush(f, false);
+	srv_restart(); /* committed state already has it; verf changes */
+	pc_write(f, buf, 65536, 65536 * 2);
+	int w = srv.writes;
+	CHECK(pc_flush(f, true) == 0, "flush with mixed verifiers");
+	CHECK(srv.writes > w + 1, "mixed verifiers force a resend");
+	teardown(&c, f);
+	free(buf);
+}
+
+static void test_eviction(void)
+{
+	struct snfs_ctx c;
+	uint8_t buf[65536];
+	memset(&srv, 0, sizeof(srv));
+	srv.size = SRV_SIZE;
+	struct pc_file *f = setup(&c, 256u << 10); /* four pages */
+	for (int i = 0; i < 32; i++)
+		pc_read(f, buf, sizeof(buf), (uint64_t)i * 65536);
+	CHECK(c.pc->used <= 256u << 10, "clean pages evicted to the budget");
+	memset(buf, 1, sizeof(buf));
+	for (int i = 0; i < 32; i++)
+		pc_write(f, buf, sizeof(buf), (uint64_t)i * 65536);
+	CHECK(pc_flush(f, true) == 0 && srv.commits >= 1,
+	      "dirty pages over budget are written and committed");
+	CHECK(srv.committed[SRV_SIZE / 2 - 1] == 1, "data reached the server");
+	CHECK(pc_truncate(f, 1000) == 0 && srv.size == 1000 &&
+		      pc_size(f) == 1000,
+	      "truncate");
+	CHECK(pc_read(f, buf, 65536, 0) == 1000, "read stops at the new size");
+	teardown(&c, f);
+}
+
+int main(void)
+{
+	test_rset();
+	test_write_then_read();
+	test_verifier_change();
+	test_eviction();
+	TEST_EXIT();
+}

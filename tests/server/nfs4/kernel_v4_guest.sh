@@ -1,0 +1,135 @@
+#!/bin/bash
+# Runs inside the test guest for t_kernel_v4.sh: mounts SERVER:/ with
+# vers=4.2 (the pseudo root; the export is reached below it) and
+# SERVER:EXPORT with vers=4.1, runs fileops.sh on both and on a tmpfs, then
+# the NFSv4.2 extras on the 4.2 mount: fallocate -l/-p, a SEEK_DATA/SEEK_HOLE
+# walk, copy_file_range and cp --reflink=auto, and locks that must conflict
+# between the two mounts (two clients). Output lines, by prefix:
+#   R|step rc   the guest's steps      N|,O|,L|  transcripts 4.2, 4.1, tmpfs
+#   S|          summary of the 4.2 tree   X|key value  results of the extras
+#   M|          per-op counts of the 4.2 mount    G|  information
+# usage: kernel_v4_guest.sh SERVER PORT EXPORT
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+FILEOPS=$HERE/../../interop/fileops.sh
+SERVER=$1 PORT=$2 EXPORT=$3
+export LC_ALL=C
+
+step() { # name cmd...: run, print its status
+	local name=$1 rc
+	shift
+	"$@" >/tmp/step.out 2>&1
+	rc=$?
+	echo "R|$name $rc"
+	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
+	return $rc
+}
+
+mkdir -p /mnt42 /mnt41 /tmp/local
+step mount-tmpfs mount -t tmpfs -o size=256m tmpfs /tmp/local
+if ! step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:/" /mnt42; then
+	dmesg | tail -10 | sed 's/^/G|dmesg: /'
+	exit 1
+fi
+if ! step mount-41 mount -t nfs -o "vers=4.1,port=$PORT,retry=0" "$SERVER:$EXPORT" /mnt41; then
+	dmesg | tail -10 | sed 's/^/G|dmesg: /'
+	exit 1
+fi
+grep " /mnt4" /proc/mounts | sed 's/^/G|mount: /'
+ls /mnt42 | sed 's/^/G|pseudo root: /'
+M42=/mnt42$EXPORT
+step mkdir-42 mkdir "$M42/t42"
+step mkdir-41 mkdir /mnt41/t41
+step mkdir-local mkdir /tmp/local/t
+
+export FILEOPS_NFILES=${FILEOPS_NFILES:-300}
+FILEOPS_DROP_CACHES=1 step fileops-42 bash "$FILEOPS" "$M42/t42" /tmp/n42.out
+FILEOPS_DROP_CACHES=1 step fileops-41 bash "$FILEOPS" /mnt41/t41 /tmp/n41.out
+FILEOPS_DROP_CACHES=1 step fileops-local bash "$FILEOPS" /tmp/local/t /tmp/local.out
+sed 's/^/N|/' /tmp/n42.out
+sed 's/^/O|/' /tmp/n41.out
+sed 's/^/L|/' /tmp/local.out
+sync
+echo 3 >/proc/sys/vm/drop_caches
+bash "$FILEOPS" --summary "$M42/t42" | sed 's/^/S|/'
+
+# ---- NFSv4.2 extras, on the 4.2 mount and the same steps on tmpfs ----
+holes() { # FILE: the SEEK_DATA/SEEK_HOLE walk as "data START END" lines
+	python3 - "$1" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+pos = 0
+while pos < size:
+    try:
+        d = os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError:
+        break
+    h = os.lseek(fd, d, os.SEEK_HOLE)
+    print("data", d, h)
+    pos = h
+PY
+}
+extras() { # DIR: print "key value" lines
+	local d=$1
+	cd "$d" || return
+	fallocate -l 1M alloc && echo "alloc_size $(stat -c %s alloc)"
+	head -c 262144 /dev/urandom >mixed.src 2>/dev/null
+	cp mixed.src mixed
+	fallocate -p -o 65536 -l 131072 mixed && echo "punch ok"
+	truncate -s 1M mixed
+	echo "mixed_sum $(sha256sum <mixed | cut -c1-16)"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	holes mixed | sed 's/^/walk /'
+	echo "reread_sum $(sha256sum <mixed | cut -c1-16)"
+	python3 -c '
+import os
+s = os.open("mixed", os.O_RDONLY); d = os.open("cfr", os.O_WRONLY | os.O_CREAT, 0o644)
+n = 0
+while True:
+    c = os.copy_file_range(s, d, 1 << 20)
+    if c == 0: break
+    n += c
+print("cfr_bytes", n)'
+	echo "cfr_sum $(sha256sum <cfr | cut -c1-16)"
+	cp --reflink=auto mixed.src reflinked && echo "reflink_sum $(sha256sum <reflinked | cut -c1-16)"
+	cd /
+}
+extras "$M42/t42" | sed 's/^/X|nfs /'
+extras /tmp/local/t | sed 's/^/X|local /'
+
+# ---- locks between the two clients (4.1 and 4.2 mounts) ----
+L41=/mnt41/lockfile L42=$M42/lockfile
+echo x >"$L41"
+flock "$L41" -c 'sleep 6' &
+sleep 2
+if flock -n "$L42" -c true; then echo "X|lock flock_conflict no"; else echo "X|lock flock_conflict yes"; fi
+wait
+if flock -n "$L42" -c true; then echo "X|lock flock_after_release yes"; else echo "X|lock flock_after_release no"; fi
+python3 - "$L41" "$L42" <<'PY'
+import fcntl, os, sys
+a = open(sys.argv[1], "r+"); b = open(sys.argv[2], "r+")
+fcntl.lockf(a, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 0)
+try:
+    fcntl.lockf(b, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 5)
+    print("X|lock fcntl_overlap_conflict no")
+except OSError:
+    print("X|lock fcntl_overlap_conflict yes")
+try:
+    fcntl.lockf(b, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 20)
+    print("X|lock fcntl_disjoint_ok yes")
+except OSError:
+    print("X|lock fcntl_disjoint_ok no")
+PY
+rm -f "$L41"
+
+# Per-op counts of the 4.2 mount of the export (the crossing from the
+# pseudo root is a submount with its own statistics).
+awk -v m=" mounted on $M42 with " '
+	/^device / { on = index($0, m) > 0; ops = 0; next }
+	on && /per-op statistics/ { ops = 1; next }
+	on && ops && NF > 1 && $2 > 0 { print "M|" $0 }' /proc/self/mountstats
+step umount-41 umount /mnt41
+step umount-42 umount /mnt42
+exit 0

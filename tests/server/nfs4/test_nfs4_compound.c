@@ -1,0 +1,980 @@
+/* NFSv4 COMPOUND end to end: a server context with two exports in a temp
+ * dir, COMPOUNDs hand-encoded and sent through rpc_service_handle(), the
+ * replies decoded and checked. Covers the pseudo root, 4.0 and 4.1 state,
+ * share reservations and locks between two clients, the limits, and
+ * truncated and mutated COMPOUNDs (which must never crash). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../test.h"
+#include "server/exports.h"
+#include "server/nfs4/nfs4.h"
+#include "server/programs.h"
+#include "server/snfsd.h"
+#include "util/log.h"
+
+static struct snfsd S;
+static char base[64], rwdir[96], rodir[96];
+static uint32_t next_xid = 1;
+
+/* ---- compound encoding ---- */
+
+struct cbuf {
+	struct xdr_out x;
+	uint32_t nops;
+	size_t nops_pos;
+};
+
+static void c_begin(struct cbuf *b, uint32_t minor)
+{
+	xdr_out_init(&b->x, 4096, 8u << 20);
+	xdr_put_string(&b->x, "test");
+	xdr_put_u32(&b->x, minor);
+	b->nops_pos = b->x.len;
+	xdr_put_u32(&b->x, 0);
+	b->nops = 0;
+}
+
+static void op(struct cbuf *b, uint32_t opnum)
+{
+	xdr_put_u32(&b->x, opnum);
+	b->nops++;
+	xdr_patch_u32(&b->x, b->nops_pos, b->nops);
+}
+
+static void op_name(struct cbuf *b, uint32_t opnum, const char *name)
+{
+	op(b, opnum);
+	xdr_put_string(&b->x, name);
+}
+
+static void op_getattr(struct cbuf *b, uint32_t w0, uint32_t w1)
+{
+	op(b, OP4_GETATTR);
+	xdr_put_u32(&b->x, 2);
+	xdr_put_u32(&b->x, w0);
+	xdr_put_u32(&b->x, w1);
+}
+
+/* PUTROOTFH and LOOKUP of every component of path. */
+static void op_walk(struct cbuf *b, const char *path)
+{
+	char tmp[256], *save, *comp;
+
+	op(b, OP4_PUTROOTFH);
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (comp = strtok_r(tmp, "/", &save); comp;
+	     comp = strtok_r(NULL, "/", &save))
+		op_name(b, OP4_LOOKUP, comp);
+}
+
+struct reply {
+	struct xdr_out buf;
+	struct xdr_in res; /* after the result count */
+	int stat;	   /* accept_stat, or -1 for no reply */
+	uint32_t status;   /* COMPOUND status */
+	uint32_t nres;
+};
+
+static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
+		     struct reply *rep)
+{
+	struct sockaddr_in peer = {.sin_family = AF_INET,
+				   .sin_port = htons(800)};
+	struct xdr_out rec;
+	struct xdr_in in;
+	uint32_t v, vlen;
+
+	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	xdr_out_init(&rec, 4096, 16u << 20);
+	xdr_put_u32(&rec, next_xid++);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 2);
+	xdr_put_u32(&rec, NFS_PROGRAM);
+	xdr_put_u32(&rec, 4);
+	xdr_put_u32(&rec, proc);
+	xdr_put_u32(&rec, RPC_AUTH_SYS);
+	xdr_put_u32(&rec, 24);
+	xdr_put_u32(&rec, 0);
+	xdr_put_string(&rec, "test");
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, RPC_AUTH_NONE);
+	xdr_put_u32(&rec, 0);
+	if (alen) {
+		uint8_t *p = xdr_put_reserve(&rec, alen);
+		memcpy(p, args, alen);
+		rec.len -= xdr_pad(alen);
+	}
+	xdr_out_free(&rep->buf);
+	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
+	rep->stat = -1;
+	rep->status = 0xdead;
+	rep->nres = 0;
+	if (rpc_service_handle(S.svc, rec.buf, rec.len,
+			       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
+			       NULL, &rep->buf) == 0) {
+		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
+		xdr_get_u32(&in, &v);
+		xdr_get_u32(&in, &v);
+		xdr_get_u32(&in, &v);
+		xdr_get_u32(&in, &v);
+		xdr_get_u32(&in, &vlen);
+		xdr_skip(&in, vlen);
+		if (xdr_get_u32(&in, &v) && !in.err)
+			rep->stat = (int)v;
+		if (rep->stat == 0 && proc == 1) {
+			const uint8_t *tag;
+			uint32_t tl;
+			xdr_get_u32(&in, &rep->status);
+			xdr_get_opaque_ref(&in, &tag, &tl, 1 << 20);
+			xdr_get_u32(&in, &rep->nres);
+		}
+		rep->res = in;
+	}
+	xdr_out_free(&rec);
+}
+
+static uint32_t c_send(struct cbuf *b, struct reply *rep)
+{
+	send_raw(b->x.buf, b->x.len, 1, rep);
+	xdr_out_free(&b->x);
+	return rep->stat == 0 ? rep->status : 0xbad;
+}
+
+/* Step to the result of op number idx (0-based) by skipping earlier
+ * results of known shape: used only for results whose bodies the test
+ * reads in order. Returns that op's status. */
+static uint32_t res_next(struct reply *rep, uint32_t expect_op)
+{
+	uint32_t opnum = 0, st = 0xbad;
+
+	if (!xdr_get_u32(&rep->res, &opnum) || !xdr_get_u32(&rep->res, &st))
+		return 0xbad;
+	if (opnum != expect_op)
+		return 0xbad0000 | opnum;
+	return st;
+}
+
+static void rep_free(struct reply *rep) { xdr_out_free(&rep->buf); }
+
+/* ---- setup ---- */
+
+static int setup(void)
+{
+	const char *specs[2];
+	char spec_rw[160], spec_ro[160], err[256];
+	struct export_table *t;
+	int rc;
+
+	snprintf(base, sizeof(base), "/tmp/snfs-nfs4-XXXXXX");
+	if (!mkdtemp(base))
+		return -errno;
+	snprintf(rwdir, sizeof(rwdir), "%s/a/rw", base);
+	snprintf(rodir, sizeof(rodir), "%s/ro", base);
+	snprintf(spec_rw, sizeof(spec_rw), "%s/a", base);
+	mkdir(spec_rw, 0755);
+	mkdir(rwdir, 0755);
+	mkdir(rodir, 0755);
+	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
+		 rwdir);
+	snprintf(spec_ro, sizeof(spec_ro), "%s:ro,insecure,no_root_squash",
+		 rodir);
+	specs[0] = spec_rw;
+	specs[1] = spec_ro;
+	rc = exports_load(NULL, specs, 2, &t, err, sizeof(err));
+	if (rc) {
+		printf("# exports_load: %s\n", err);
+		return rc;
+	}
+	pthread_mutex_init(&S.exports_lock, NULL);
+	pthread_mutex_init(&S.mounts_lock, NULL);
+	S.exports = t;
+	for (int i = 0; i < 16; i++)
+		S.fh_key[i] = (uint8_t)(i * 5 + 1);
+	memcpy(S.write_verf, "VERF4444", 8);
+	S.boot_time_ns = 1;
+	S.cfg.state_dir = base;
+	S.svc = rpc_service_new(&S);
+	if (!S.svc)
+		return -ENOMEM;
+	return programs_register(S.svc);
+}
+
+static void teardown(void)
+{
+	char cmd[200];
+
+	rpc_service_free(S.svc);
+	nfs4_server_free(S.nfs4);
+	exports_release(S.exports);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		printf("# cleanup of %s failed\n", base);
+}
+
+/* ---- tests ---- */
+
+static void test_header(void)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+
+	send_raw(NULL, 0, 0, &rep);
+	CHECK(rep.stat == 0, "NULL procedure answers");
+
+	c_begin(&b, 3);
+	op(&b, OP4_PUTROOTFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_MINOR_VERS_MISMATCH && rep.nres == 0,
+	      "minor version 3: MINOR_VERS_MISMATCH, no results");
+
+	c_begin(&b, 0);
+	op(&b, 99);
+	CHECK(c_send(&b, &rep) == NFS4ERR_OP_ILLEGAL && rep.nres == 1 &&
+		      res_next(&rep, OP4_ILLEGAL) == NFS4ERR_OP_ILLEGAL,
+	      "unknown op: OP_ILLEGAL result named OP_ILLEGAL");
+
+	c_begin(&b, 0);
+	op(&b, OP4_SEQUENCE);
+	CHECK(c_send(&b, &rep) == NFS4ERR_OP_ILLEGAL,
+	      "4.1 op in a 4.0 COMPOUND is OP_ILLEGAL");
+
+	c_begin(&b, 1);
+	op(&b, OP4_PUTROOTFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_OP_NOT_IN_SESSION,
+	      "4.1 without SEQUENCE: OP_NOT_IN_SESSION");
+
+	c_begin(&b, 0);
+	op(&b, OP4_GETFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_NOFILEHANDLE,
+	      "GETFH without a file handle: NOFILEHANDLE");
+
+	/* 10,000 operations are refused before any runs. */
+	c_begin(&b, 0);
+	for (int i = 0; i < 10000; i++)
+		op(&b, OP4_PUTROOTFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_RESOURCE && rep.nres == 0,
+	      "4.0 COMPOUND of 10000 ops: RESOURCE");
+	c_begin(&b, 1);
+	for (int i = 0; i < 10000; i++)
+		op(&b, OP4_PUTROOTFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_TOO_MANY_OPS,
+	      "4.1 COMPOUND of 10000 ops: TOO_MANY_OPS");
+
+	/* An over-long tag. */
+	{
+		char tag[2000];
+		memset(tag, 'x', sizeof(tag) - 1);
+		tag[sizeof(tag) - 1] = 0;
+		xdr_out_init(&b.x, 4096, 1 << 20);
+		xdr_put_string(&b.x, tag);
+		xdr_put_u32(&b.x, 0);
+		xdr_put_u32(&b.x, 1);
+		xdr_put_u32(&b.x, OP4_PUTROOTFH);
+		CHECK(c_send(&b, &rep) == NFS4ERR_RESOURCE,
+		      "over-long tag refused");
+	}
+	rep_free(&rep);
+}
+
+static void test_pseudofs(void)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st, n, v, w[3], len;
+	uint64_t fsid_major, fsid_minor;
+	const uint8_t *p;
+	char comp[64];
+
+	/* The root is a read-only directory, fsid {0,0}. */
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op_getattr(&b, (1u << 1) | (1u << 8), 0);
+	st = c_send(&b, &rep);
+	CHECK(st == NFS4_OK, "PUTROOTFH GETATTR ok");
+	res_next(&rep, OP4_PUTROOTFH);
+	res_next(&rep, OP4_GETATTR);
+	nfs4_get_bitmap(&rep.res, w);
+	xdr_get_u32(&rep.res, &len);
+	xdr_get_u32(&rep.res, &v);
+	xdr_get_u64(&rep.res, &fsid_major);
+	xdr_get_u64(&rep.res, &fsid_minor);
+	CHECK(w[0] == ((1u << 1) | (1u << 8)) && len == 20 && v == NF4DIR &&
+		      fsid_major == 0 && fsid_minor == 0,
+	      "pseudo root: type DIR, fsid 0,0");
+
+	/* READDIR of the root names the first component of base. */
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op(&b, OP4_READDIR);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 4096);
+	xdr_put_u32(&b.x, 8192);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 1u << 20); /* fileid */
+	st = c_send(&b, &rep);
+	res_next(&rep, OP4_PUTROOTFH);
+	res_next(&rep, OP4_READDIR);
+	xdr_skip(&rep.res, 8);
+	xdr_get_u32(&rep.res, &v); /* value follows */
+	xdr_skip(&rep.res, 8);	   /* cookie */
+	xdr_get_opaque_ref(&rep.res, &p, &n, 255);
+	CHECK(st == NFS4_OK && v == 1 && n == 3 && !memcmp(p, "tmp", 3),
+	      "READDIR of the pseudo root lists \"tmp\"");
+
+	/* Walking to the rw export crosses into fsid {export, 1}. */
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_getattr(&b, 1u << 8, 1u << (55 - 32));
+	st = c_send(&b, &rep);
+	CHECK(st == NFS4_OK, "LOOKUP path to the export");
+	for (uint32_t i = 0; i + 1 < rep.nres; i++) {
+		uint32_t o;
+		xdr_get_u32(&rep.res, &o);
+		xdr_get_u32(&rep.res, &v);
+	}
+	res_next(&rep, OP4_GETATTR);
+	nfs4_get_bitmap(&rep.res, w);
+	xdr_get_u32(&rep.res, &len);
+	xdr_get_u64(&rep.res, &fsid_major);
+	xdr_get_u64(&rep.res, &fsid_minor);
+	CHECK(fsid_minor == 1 && len == 24, "export root has its own fsid");
+
+	/* Lookup of a missing name in the pseudo tree. */
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op_name(&b, OP4_LOOKUP, "no-such-dir");
+	CHECK(c_send(&b, &rep) == NFS4ERR_NOENT, "pseudo LOOKUP: NOENT");
+
+	/* The pseudo tree is read-only. */
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op(&b, OP4_CREATE);
+	xdr_put_u32(&b.x, NF4DIR);
+	xdr_put_string(&b.x, "newdir");
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	CHECK(c_send(&b, &rep) == NFS4ERR_ROFS, "CREATE in pseudo root: ROFS");
+
+	/* Names: too long, empty, dot-dot. */
+	memset(comp, 'n', sizeof(comp));
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op(&b, OP4_LOOKUP);
+	{
+		char longname[400];
+		memset(longname, 'a', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = 0;
+		xdr_put_string(&b.x, longname);
+	}
+	CHECK(c_send(&b, &rep) == NFS4ERR_NAMETOOLONG,
+	      "LOOKUP of a 399-byte name: NAMETOOLONG");
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op_name(&b, OP4_LOOKUP, "");
+	CHECK(c_send(&b, &rep) == NFS4ERR_INVAL, "LOOKUP of \"\": INVAL");
+	c_begin(&b, 0);
+	op(&b, OP4_PUTROOTFH);
+	op_name(&b, OP4_LOOKUP, "..");
+	CHECK(c_send(&b, &rep) == NFS4ERR_BADNAME, "LOOKUP of \"..\": BADNAME");
+
+	/* LOOKUPP from the export root comes back into the pseudo tree. */
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op(&b, OP4_LOOKUPP);
+	op_getattr(&b, 1u << 8, 0);
+	st = c_send(&b, &rep);
+	for (uint32_t i = 0; i + 1 < rep.nres; i++) {
+		uint32_t o;
+		xdr_get_u32(&rep.res, &o);
+		xdr_get_u32(&rep.res, &v);
+	}
+	res_next(&rep, OP4_GETATTR);
+	nfs4_get_bitmap(&rep.res, w);
+	xdr_get_u32(&rep.res, &len);
+	xdr_get_u64(&rep.res, &fsid_major);
+	xdr_get_u64(&rep.res, &fsid_minor);
+	CHECK(st == NFS4_OK && fsid_major == 0 && fsid_minor == 0,
+	      "LOOKUPP from the export root reaches the pseudo tree");
+	rep_free(&rep);
+}
+
+/* ---- 4.0 state ---- */
+
+struct client40 {
+	uint64_t clientid;
+	const char *owner;
+	uint32_t seqid; /* open-owner seqid */
+};
+
+static uint32_t setclientid(struct client40 *cl, const char *id)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint8_t verf[8];
+	uint32_t st;
+
+	c_begin(&b, 0);
+	op(&b, OP4_SETCLIENTID);
+	xdr_put_fixed(&b.x, "verifier", 8);
+	xdr_put_string(&b.x, id);
+	xdr_put_u32(&b.x, 0x40000000);
+	xdr_put_string(&b.x, "tcp");
+	xdr_put_string(&b.x, "127.0.0.1.3.4");
+	xdr_put_u32(&b.x, 1);
+	st = c_send(&b, &rep);
+	if (st == NFS4_OK) {
+		res_next(&rep, OP4_SETCLIENTID);
+		xdr_get_u64(&rep.res, &cl->clientid);
+		xdr_get_fixed(&rep.res, verf, 8);
+		c_begin(&b, 0);
+		op(&b, OP4_SETCLIENTID_CONFIRM);
+		xdr_put_u64(&b.x, cl->clientid);
+		xdr_put_fixed(&b.x, verf, 8);
+		st = c_send(&b, &rep);
+	}
+	cl->owner = id;
+	cl->seqid = 1;
+	rep_free(&rep);
+	return st;
+}
+
+/* OPEN (create unchecked) name in the rw export; sid and the reply's
+ * raw bytes out. */
+static uint32_t open40(struct client40 *cl, const char *name, uint32_t access,
+		       uint32_t deny, struct nfs4_stateid *sid,
+		       struct reply *rep, uint32_t seqid)
+{
+	struct cbuf b;
+	uint32_t st, rflags, v;
+
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op(&b, OP4_OPEN);
+	xdr_put_u32(&b.x, seqid);
+	xdr_put_u32(&b.x, access);
+	xdr_put_u32(&b.x, deny);
+	xdr_put_u64(&b.x, cl->clientid);
+	xdr_put_string(&b.x, cl->owner);
+	xdr_put_u32(&b.x, 1); /* CREATE */
+	xdr_put_u32(&b.x, 0); /* UNCHECKED4 */
+	xdr_put_u32(&b.x, 0); /* empty bitmap */
+	xdr_put_u32(&b.x, 0); /* empty attrlist */
+	xdr_put_u32(&b.x, 0); /* CLAIM_NULL */
+	xdr_put_string(&b.x, name);
+	st = c_send(&b, rep);
+	if (st != NFS4_OK)
+		return st;
+	for (uint32_t i = 0; i + 1 < rep->nres; i++) {
+		uint32_t o;
+		xdr_get_u32(&rep->res, &o);
+		xdr_get_u32(&rep->res, &v);
+	}
+	res_next(rep, OP4_OPEN);
+	nfs4_get_stateid(&rep->res, sid);
+	xdr_skip(&rep->res, 20); /* cinfo */
+	xdr_get_u32(&rep->res, &rflags);
+	if (rflags & 2) { /* OPEN_CONFIRM needed */
+		struct reply r2 = {0};
+		c_begin(&b, 0);
+		op_walk(&b, rwdir);
+		op_name(&b, OP4_LOOKUP, name);
+		op(&b, OP4_OPEN_CONFIRM);
+		nfs4_put_stateid(&b.x, sid);
+		xdr_put_u32(&b.x, seqid + 1);
+		st = c_send(&b, &r2);
+		if (st == NFS4_OK) {
+			for (uint32_t i = 0; i + 1 < r2.nres; i++) {
+				uint32_t o;
+				xdr_get_u32(&r2.res, &o);
+				xdr_get_u32(&r2.res, &v);
+			}
+			res_next(&r2, OP4_OPEN_CONFIRM);
+			nfs4_get_stateid(&r2.res, sid);
+		}
+		cl->seqid = seqid + 2;
+		rep_free(&r2);
+	} else {
+		cl->seqid = seqid + 1;
+	}
+	return st;
+}
+
+static uint32_t io40(const char *name, bool write, const struct nfs4_stateid *sid,
+		     const char *data, char *out, size_t outsz)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st, v, n;
+	const uint8_t *p;
+	bool eof;
+
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, write ? OP4_WRITE : OP4_READ);
+	nfs4_put_stateid(&b.x, sid);
+	xdr_put_u64(&b.x, 0);
+	if (write) {
+		xdr_put_u32(&b.x, 2);
+		xdr_put_string(&b.x, data);
+	} else {
+		xdr_put_u32(&b.x, 4096);
+	}
+	st = c_send(&b, &rep);
+	if (st == NFS4_OK && !write && out) {
+		for (uint32_t i = 0; i + 1 < rep.nres; i++) {
+			uint32_t o;
+			xdr_get_u32(&rep.res, &o);
+			xdr_get_u32(&rep.res, &v);
+		}
+		res_next(&rep, OP4_READ);
+		xdr_get_bool(&rep.res, &eof);
+		xdr_get_opaque_ref(&rep.res, &p, &n, 4096);
+		snprintf(out, outsz, "%.*s", (int)n, (const char *)p);
+	}
+	rep_free(&rep);
+	return st;
+}
+
+static uint32_t lock40(struct client40 *cl, const char *name, bool write,
+		       uint64_t off, uint64_t len,
+		       const struct nfs4_stateid *open_sid,
+		       struct nfs4_stateid *lock_sid, bool test)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st, v;
+	char lo[64];
+
+	snprintf(lo, sizeof(lo), "lock-%s", cl->owner);
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	if (test) {
+		op(&b, OP4_LOCKT);
+		xdr_put_u32(&b.x, write ? 2 : 1);
+		xdr_put_u64(&b.x, off);
+		xdr_put_u64(&b.x, len);
+		xdr_put_u64(&b.x, cl->clientid);
+		xdr_put_string(&b.x, lo);
+	} else {
+		op(&b, OP4_LOCK);
+		xdr_put_u32(&b.x, write ? 2 : 1);
+		xdr_put_bool(&b.x, false);
+		xdr_put_u64(&b.x, off);
+		xdr_put_u64(&b.x, len);
+		xdr_put_bool(&b.x, true); /* new lock owner */
+		xdr_put_u32(&b.x, cl->seqid);
+		nfs4_put_stateid(&b.x, open_sid);
+		xdr_put_u32(&b.x, 1);
+		xdr_put_u64(&b.x, cl->clientid);
+		xdr_put_string(&b.x, lo);
+	}
+	st = c_send(&b, &rep);
+	if (!test && st != NFS4ERR_BAD_SEQID)
+		cl->seqid++;
+	if (st == NFS4_OK && !test) {
+		for (uint32_t i = 0; i + 1 < rep.nres; i++) {
+			uint32_t o;
+			xdr_get_u32(&rep.res, &o);
+			xdr_get_u32(&rep.res, &v);
+		}
+		res_next(&rep, OP4_LOCK);
+		nfs4_get_stateid(&rep.res, lock_sid);
+	}
+	rep_free(&rep);
+	return st;
+}
+
+static uint32_t locku40(const char *name, uint32_t seqid,
+			struct nfs4_stateid *lock_sid, uint64_t off,
+			uint64_t len)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_LOCKU);
+	xdr_put_u32(&b.x, 2);
+	xdr_put_u32(&b.x, seqid);
+	nfs4_put_stateid(&b.x, lock_sid);
+	xdr_put_u64(&b.x, off);
+	xdr_put_u64(&b.x, len);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
+static void test_state40(void)
+{
+	struct client40 a, bcl;
+	struct nfs4_stateid sa, sb, la, lb;
+	struct reply rep = {0}, rep2 = {0};
+	char buf[64];
+	uint32_t st;
+
+	CHECK(setclientid(&a, "client-a") == NFS4_OK, "4.0 SETCLIENTID + CONFIRM (a)");
+	CHECK(setclientid(&bcl, "client-b") == NFS4_OK, "4.0 SETCLIENTID + CONFIRM (b)");
+	st = open40(&a, "f1", 3, 2 /* deny write */, &sa, &rep, 1);
+	CHECK(st == NFS4_OK, "4.0 OPEN (create) + OPEN_CONFIRM");
+	CHECK(io40("f1", true, &sa, "hello v4", NULL, 0) == NFS4_OK,
+	      "WRITE with the open stateid");
+	CHECK(io40("f1", false, &sa, NULL, buf, sizeof(buf)) == NFS4_OK &&
+		      !strcmp(buf, "hello v4"),
+	      "READ it back");
+	CHECK(io40("f1", true, &(struct nfs4_stateid){0}, "x", NULL, 0) ==
+		      NFS4ERR_LOCKED,
+	      "anonymous WRITE against DENY_WRITE: LOCKED");
+	st = open40(&bcl, "f1", 2, 0, &sb, &rep2, 1);
+	CHECK(st == NFS4ERR_SHARE_DENIED, "second client's write open: SHARE_DENIED");
+	st = open40(&bcl, "f1", 1, 0, &sb, &rep2, bcl.seqid);
+	CHECK(st == NFS4_OK, "second client's read open is allowed");
+
+	/* Seqid replay: the same OPEN again gives the same bytes. */
+	{
+		struct reply r1 = {0}, r2 = {0};
+		struct nfs4_stateid s1, s2;
+		uint32_t seq = a.seqid;
+		open40(&a, "f2", 1, 0, &s1, &r1, seq);
+		a.seqid = seq;
+		/* open40 confirms only new owners; a is confirmed now */
+		st = open40(&a, "f2", 1, 0, &s2, &r2, seq);
+		CHECK(st == NFS4_OK && r1.buf.len == r2.buf.len &&
+			      !memcmp(r1.buf.buf + 4, r2.buf.buf + 4,
+				      r1.buf.len - 4) &&
+			      !memcmp(&s1, &s2, sizeof(s1)),
+		      "4.0 OPEN retransmission is answered from the replay cache");
+		st = open40(&a, "f2", 1, 0, &s2, &r2, seq + 5);
+		CHECK(st == NFS4ERR_BAD_SEQID, "out-of-order seqid: BAD_SEQID");
+		a.seqid = seq + 1;
+		rep_free(&r1);
+		rep_free(&r2);
+	}
+
+	/* Byte-range locks between a and b (b has a read open). */
+	CHECK(lock40(&a, "f1", true, 0, 10, &sa, &la, false) == NFS4_OK,
+	      "client a: write LOCK [0,10)");
+	CHECK(lock40(&bcl, "f1", false, 5, 10, NULL, NULL, true) ==
+		      NFS4ERR_DENIED,
+	      "client b: LOCKT overlapping: DENIED");
+	CHECK(lock40(&bcl, "f1", false, 20, 10, NULL, NULL, true) == NFS4_OK,
+	      "client b: LOCKT disjoint: OK");
+	CHECK(lock40(&bcl, "f1", false, 0, 1, &sb, &lb, false) == NFS4ERR_DENIED,
+	      "client b: read LOCK overlapping: DENIED");
+	CHECK(locku40("f1", 2, &la, 0, 10) == NFS4_OK, "client a: LOCKU");
+	CHECK(lock40(&bcl, "f1", false, 0, 1, &sb, &lb, false) == NFS4_OK,
+	      "client b: read LOCK after the unlock");
+	CHECK(lock40(&a, "f1", true, 0, 0, &sa, &la, false) == NFS4ERR_INVAL,
+	      "LOCK of length 0: INVAL");
+	rep_free(&rep);
+	rep_free(&rep2);
+}
+
+/* ---- 4.1 sessions ---- */
+
+static uint8_t sessionid[16];
+static uint32_t slot_seq;
+
+static void put_chan(struct xdr_out *x, uint32_t maxresp)
+{
+	xdr_put_u32(x, 0);
+	xdr_put_u32(x, 1 << 20);
+	xdr_put_u32(x, maxresp);
+	xdr_put_u32(x, 8192);
+	xdr_put_u32(x, 16);
+	xdr_put_u32(x, 8);
+	xdr_put_u32(x, 0);
+}
+
+static uint32_t exchange_and_session(const char *owner, uint32_t maxresp)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint64_t clientid;
+	uint32_t seq, st;
+
+	c_begin(&b, 1);
+	op(&b, OP4_EXCHANGE_ID);
+	xdr_put_fixed(&b.x, "verifie1", 8);
+	xdr_put_string(&b.x, owner);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0); /* SP4_NONE */
+	xdr_put_u32(&b.x, 0); /* no impl id */
+	st = c_send(&b, &rep);
+	if (st)
+		goto out;
+	res_next(&rep, OP4_EXCHANGE_ID);
+	xdr_get_u64(&rep.res, &clientid);
+	xdr_get_u32(&rep.res, &seq);
+	c_begin(&b, 1);
+	op(&b, OP4_CREATE_SESSION);
+	xdr_put_u64(&b.x, clientid);
+	xdr_put_u32(&b.x, seq);
+	xdr_put_u32(&b.x, 0);
+	put_chan(&b.x, maxresp);
+	put_chan(&b.x, 4096);
+	xdr_put_u32(&b.x, 0x40000000);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, RPC_AUTH_NONE);
+	st = c_send(&b, &rep);
+	if (st)
+		goto out;
+	res_next(&rep, OP4_CREATE_SESSION);
+	xdr_get_fixed(&rep.res, sessionid, 16);
+	slot_seq = 0;
+out:
+	rep_free(&rep);
+	return st;
+}
+
+static void op_sequence(struct cbuf *b, uint32_t seq)
+{
+	op(b, OP4_SEQUENCE);
+	xdr_put_fixed(&b->x, sessionid, 16);
+	xdr_put_u32(&b->x, seq);
+	xdr_put_u32(&b->x, 0);
+	xdr_put_u32(&b->x, 0);
+	xdr_put_bool(&b->x, false);
+}
+
+static void test_sessions(void)
+{
+	struct reply rep = {0}, rep2 = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c_begin(&b, 1);
+	op(&b, OP4_EXCHANGE_ID);
+	xdr_put_fixed(&b.x, "verifie1", 8);
+	xdr_put_string(&b.x, "x");
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	op(&b, OP4_PUTROOTFH);
+	CHECK(c_send(&b, &rep) == NFS4ERR_NOT_ONLY_OP,
+	      "EXCHANGE_ID + PUTROOTFH: NOT_ONLY_OP");
+
+	CHECK(exchange_and_session("client41", 1 << 20) == NFS4_OK,
+	      "EXCHANGE_ID + CREATE_SESSION");
+	CHECK(exchange_and_session("tiny", 40) == NFS4ERR_TOOSMALL,
+	      "CREATE_SESSION with a 40-byte reply limit: TOOSMALL");
+	CHECK(exchange_and_session("client41", 1 << 20) == NFS4_OK,
+	      "EXCHANGE_ID again + a second session");
+
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_PUTROOTFH);
+	op(&b, OP4_OPEN);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_string(&b.x, "o");
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_string(&b.x, "x");
+	CHECK(c_send(&b, &rep) == NFS4ERR_GRACE,
+	      "OPEN before RECLAIM_COMPLETE: GRACE");
+
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_RECLAIM_COMPLETE);
+	xdr_put_bool(&b.x, false);
+	CHECK(c_send(&b, &rep) == NFS4_OK, "SEQUENCE + RECLAIM_COMPLETE");
+
+	/* A retransmission on the slot gets the cached reply. */
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op_walk(&b, rwdir);
+	op(&b, OP4_GETFH);
+	st = c_send(&b, &rep);
+	c_begin(&b, 1);
+	op_sequence(&b, slot_seq);
+	op_walk(&b, rwdir);
+	op(&b, OP4_GETFH);
+	c_send(&b, &rep2);
+	CHECK(st == NFS4_OK && rep.buf.len == rep2.buf.len &&
+		      !memcmp(rep.buf.buf + 4, rep2.buf.buf + 4, rep.buf.len - 4),
+	      "SEQUENCE retry: the slot's reply again");
+	c_begin(&b, 1);
+	op_sequence(&b, slot_seq + 5);
+	CHECK(c_send(&b, &rep) == NFS4ERR_SEQ_MISORDERED,
+	      "SEQUENCE skipping ahead: SEQ_MISORDERED");
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_SEQUENCE);
+	xdr_put_fixed(&b.x, sessionid, 16);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_bool(&b.x, false);
+	CHECK(c_send(&b, &rep) == NFS4ERR_SEQUENCE_POS,
+	      "second SEQUENCE: SEQUENCE_POS");
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_SETCLIENTID);
+	CHECK(c_send(&b, &rep) == NFS4ERR_NOTSUPP,
+	      "SETCLIENTID in 4.1: NOTSUPP");
+
+	c_begin(&b, 1);
+	op(&b, OP4_DESTROY_SESSION);
+	xdr_put_fixed(&b.x, sessionid, 16);
+	CHECK(c_send(&b, &rep) == NFS4_OK, "DESTROY_SESSION");
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	CHECK(c_send(&b, &rep) == NFS4ERR_BADSESSION,
+	      "SEQUENCE on a destroyed session: BADSESSION");
+	rep_free(&rep);
+	rep_free(&rep2);
+}
+
+/* A long 4.0 COMPOUND cut at every length, then randomly mutated: each
+ * must give an answer or GARBAGE_ARGS, never a crash (the sanitizer build
+ * checks memory). */
+static void test_truncation_and_mutation(void)
+{
+	struct client40 cl;
+	struct reply rep = {0};
+	struct cbuf b;
+	uint8_t *copy;
+	size_t len;
+	int bad = 0, answered = 0;
+
+	setclientid(&cl, "client-fuzz");
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_getattr(&b, 0xffffffff, 0xffffffff);
+	op(&b, OP4_SAVEFH);
+	op(&b, OP4_OPEN);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 3);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u64(&b.x, cl.clientid);
+	xdr_put_string(&b.x, "fuzz-owner");
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_u32(&b.x, 2);
+	xdr_put_u32(&b.x, 1u << 4);
+	xdr_put_u32(&b.x, 8);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_string(&b.x, "fuzzfile");
+	op(&b, OP4_WRITE);
+	xdr_put_u32(&b.x, 1);
+	xdr_put_fixed(&b.x, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_string(&b.x, "data");
+	op(&b, OP4_READDIR);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 1024);
+	xdr_put_u32(&b.x, 4096);
+	xdr_put_u32(&b.x, 2);
+	xdr_put_u32(&b.x, 0xffffffff);
+	xdr_put_u32(&b.x, 0xffffffff);
+	op(&b, OP4_RESTOREFH);
+	op_name(&b, OP4_REMOVE, "fuzzfile");
+	len = b.x.len;
+	copy = malloc(len);
+	memcpy(copy, b.x.buf, len);
+	xdr_out_free(&b.x);
+	for (size_t n = 0; n <= len; n++) {
+		send_raw(copy, n, 1, &rep);
+		if (rep.stat == 0)
+			answered++;
+		else if (rep.stat != RPC_GARBAGE_ARGS)
+			bad++;
+	}
+	CHECK(bad == 0, "truncated COMPOUNDs: a reply or GARBAGE_ARGS each");
+	CHECK(answered > 0, "some truncated COMPOUNDs still answered");
+	srand(4242);
+	bad = 0;
+	for (int i = 0; i < 10000; i++) {
+		uint8_t *m = malloc(len);
+		int flips = 1 + rand() % 8;
+		memcpy(m, copy, len);
+		for (int f = 0; f < flips; f++) {
+			size_t at = (size_t)rand() % len;
+			switch (rand() % 3) {
+			case 0:
+				m[at] ^= (uint8_t)(1u << (rand() % 8));
+				break;
+			case 1:
+				m[at] = (uint8_t)rand();
+				break;
+			default:
+				if (at + 4 <= len)
+					memset(m + at, 0xff, 4);
+			}
+		}
+		send_raw(m, (size_t)rand() % (len + 1), 1, &rep);
+		if (rep.stat != 0 && rep.stat != RPC_GARBAGE_ARGS)
+			bad++;
+		free(m);
+	}
+	CHECK(bad == 0, "10000 mutated COMPOUNDs: a reply or GARBAGE_ARGS each");
+	free(copy);
+	rep_free(&rep);
+}
+
+/* A client that stops renewing loses its locks after the lease (3 s
+ * here); another client then gets them. */
+static void test_lease(void)
+{
+	struct client40 a, bcl;
+	struct nfs4_stateid sa, sb, la, lb;
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	setclientid(&a, "lease-a");
+	CHECK(open40(&a, "leased", 3, 0, &sa, &rep, 1) == NFS4_OK &&
+		      lock40(&a, "leased", true, 0, 100, &sa, &la, false) ==
+			      NFS4_OK,
+	      "lease: client a opens and locks");
+	sleep(nfs4_lease_time(S.nfs4) + 2);
+	setclientid(&bcl, "lease-b");
+	CHECK(open40(&bcl, "leased", 3, 0, &sb, &rep, 1) == NFS4_OK,
+	      "lease: client b opens after a's lease ran out");
+	st = lock40(&bcl, "leased", true, 0, 100, &sb, &lb, false);
+	CHECK(st == NFS4_OK, "lease: client b gets the lock a held");
+	c_begin(&b, 0);
+	op(&b, OP4_RENEW);
+	xdr_put_u64(&b.x, a.clientid);
+	st = c_send(&b, &rep);
+	CHECK(st == NFS4ERR_EXPIRED || st == NFS4ERR_STALE_CLIENTID,
+	      "lease: RENEW of the expired client fails");
+	rep_free(&rep);
+}
+
+int main(void)
+{
+	int rc;
+
+	setenv("SNFSD_NFS4_LEASE", "3", 1);
+	log_set_level(LOG_ERR);
+	rc = setup();
+	CHECK(rc == 0, "setup: exports and service");
+	if (rc)
+		TEST_EXIT();
+	test_header();
+	test_pseudofs();
+	test_state40();
+	test_sessions();
+	test_truncation_and_mutation();
+	test_lease();
+	teardown();
+	TEST_EXIT();
+}
