@@ -193,7 +193,11 @@ uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n)
 {
 	size_t pad = xdr_pad(n);
 	uint8_t *p;
-	if (n > SIZE_MAX - pad || !xdr_out_ensure(x, n + pad))
+	if (n > SIZE_MAX - pad) {
+		x->err = true;
+		return NULL;
+	}
+	if (!xdr_out_ensure(x, n + pad))
 		return NULL;
 	p = x->buf + x->len;
 	memset(p + n, 0, pad);

@@ -3,6 +3,8 @@
  * bytes, write-back with UNSTABLE + COMMIT, and a verifier change (server
  * restart) makes the uncommitted ranges go out again. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,8 +283,64 @@ static void test_eviction(void)
 	teardown(&c, f);
 }
 
+/* Against a real server (SNFS_TEST_URL names a directory on it; set by
+ * tests/client/t_snfs.sh): the counters show no READ after a write of the
+ * same bytes, and none after close and reopen (close-to-open keeps a cache
+ * our own COMMIT validated). */
+static void test_live(const char *url)
+{
+	struct snfs_ctx *c;
+	struct snfs_file *f;
+	struct snfs_stats st;
+	char buf[2048], out[2048];
+
+	if (snfs_mount(url, NULL, &c) < 0) {
+		printf("not ok - live: mount %s: %s\n", url, snfs_last_error());
+		test_failures++;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 13 + 1);
+	snfs_unlink(c, "wtr-file");
+	CHECK(snfs_open(c, "wtr-file", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0,
+	      "live: create");
+	snfs_stats_reset(c);
+	CHECK(snfs_pwrite(f, buf, sizeof(buf), 5000) == (ssize_t)sizeof(buf),
+	      "live: write 2 KiB at 5000");
+	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
+		      !memcmp(buf, out, sizeof(buf)),
+	      "live: read it back");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ] == 0 && st.total_calls == 0,
+	      "live: write then read issues no RPC at all");
+	CHECK(snfs_close(f) == 0, "live: close (WRITE + COMMIT)");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_WRITE] == 1 && st.calls[SNFS_OP_COMMIT] == 1,
+	      "live: one WRITE, one COMMIT");
+	CHECK(snfs_open(c, "wtr-file", O_RDONLY, 0, &f) == 0, "live: reopen");
+	snfs_stats_reset(c);
+	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
+		      !memcmp(buf, out, sizeof(buf)),
+	      "live: read after reopen");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ] == 0,
+	      "live: close-to-open keeps our validated cache: no READ");
+	CHECK(snfs_pread(f, out, 100, 0) == 100 && out[0] == 0 && out[99] == 0,
+	      "live: the hole before our bytes reads as zeros");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ] == 1, "live: an uncached range is READ");
+	snfs_close(f);
+	snfs_unlink(c, "wtr-file");
+	snfs_umount(c);
+}
+
 int main(void)
 {
+	const char *url = getenv("SNFS_TEST_URL");
+	if (url) {
+		test_live(url);
+		TEST_EXIT();
+	}
 	test_rset();
 	test_write_then_read();
 	test_verifier_change();
