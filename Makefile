@@ -106,7 +106,7 @@ bench: deps $(B)/snfsd
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_WORK ?= build/fuzz-work
-FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
+FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -Wall -Wextra -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args

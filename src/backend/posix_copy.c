@@ -18,8 +18,8 @@
 
 /* Open both files and check the client may read src and write dst. */
 static int open_pair(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *src, const struct bk_handle *dst,
-		     struct fd_ref *in, struct fd_ref *out)
+                     const struct bk_handle *src, const struct bk_handle *dst,
+                     struct fd_ref *in, struct fd_ref *out)
 {
 	struct stat sst, dst_st;
 	int rc = fd_cache_get(ex, src, false, in, &sst);
@@ -45,9 +45,9 @@ static int open_pair(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 ssize_t posix_copy(struct bk_export *ex, const struct bk_cred *cr,
-		   const struct bk_handle *src, uint64_t src_off,
-		   const struct bk_handle *dst, uint64_t dst_off,
-		   uint64_t count)
+                   const struct bk_handle *src, uint64_t src_off,
+                   const struct bk_handle *dst, uint64_t dst_off,
+                   uint64_t count)
 {
 	struct fd_ref in, out;
 	loff_t ioff = (loff_t)src_off, ooff = (loff_t)dst_off;
@@ -62,8 +62,8 @@ ssize_t posix_copy(struct bk_export *ex, const struct bk_cred *cr,
 	if (rc)
 		return rc;
 	while (done < count) {
-		size_t want = count - done > COPY_CHUNK ? COPY_CHUNK
-							: count - done;
+		size_t want =
+		    count - done > COPY_CHUNK ? COPY_CHUNK : count - done;
 		n = copy_file_range(in.fd, &ioff, out.fd, &ooff, want, 0);
 		if (n < 0) {
 			n = -errno;
@@ -81,8 +81,8 @@ ssize_t posix_copy(struct bk_export *ex, const struct bk_cred *cr,
 }
 
 int posix_clone(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *src, uint64_t src_off,
-		const struct bk_handle *dst, uint64_t dst_off, uint64_t count)
+                const struct bk_handle *src, uint64_t src_off,
+                const struct bk_handle *dst, uint64_t dst_off, uint64_t count)
 {
 	struct file_clone_range r;
 	struct fd_ref in, out;
@@ -99,8 +99,8 @@ int posix_clone(struct bk_export *ex, const struct bk_cred *cr,
 	r.dest_offset = dst_off;
 	if (ioctl(out.fd, FICLONERANGE, &r) != 0)
 		rc = errno == EINVAL || errno == ENOTTY || errno == EXDEV
-			     ? -EOPNOTSUPP
-			     : -errno;
+		         ? -EOPNOTSUPP
+		         : -errno;
 	fd_cache_put(ex->fds, &out);
 	fd_cache_put(ex->fds, &in);
 	return rc;

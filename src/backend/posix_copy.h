@@ -8,11 +8,11 @@
 #include "backend/backend.h"
 
 ssize_t posix_copy(struct bk_export *ex, const struct bk_cred *cr,
-		   const struct bk_handle *src, uint64_t src_off,
-		   const struct bk_handle *dst, uint64_t dst_off,
-		   uint64_t count);
+                   const struct bk_handle *src, uint64_t src_off,
+                   const struct bk_handle *dst, uint64_t dst_off,
+                   uint64_t count);
 int posix_clone(struct bk_export *ex, const struct bk_cred *cr,
-		const struct bk_handle *src, uint64_t src_off,
-		const struct bk_handle *dst, uint64_t dst_off, uint64_t count);
+                const struct bk_handle *src, uint64_t src_off,
+                const struct bk_handle *dst, uint64_t dst_off, uint64_t count);
 
 #endif

@@ -54,6 +54,7 @@ enum {
 #define RPC_REPLY_AUTH_ERR(stat) (0x100 | (stat)) /* MSG_DENIED, AUTH_ERROR */
 
 #define RPC_MAX_GIDS 16
+#define RPC_CALL_FH_MAX 128 /* NFS4_FHSIZE; NFSv3 handles are <= 64 */
 #define RPC_MAX_MACHINE 255
 
 struct rpc_cred {
@@ -79,7 +80,24 @@ struct rpc_call {
 	struct rpc_conn *conn; /* NULL for UDP */
 	void *ctx;	       /* the service's context (struct snfsd *) */
 	struct rpc_service *svc; /* the service dispatching this call */
+
+	/* Filled by the handler (all optional), read after it returns for
+	 * the statistics and error log of src/rpc/stats.h:
+	 * status: the protocol status of the reply (nfsstat3, ...), 0 = OK;
+	 * status_first: the results begin with a 32-bit status (nfsstat3,
+	 *   nfsstat4), which the runtime reads when status is left 0;
+	 * status_name: the printable name of a status ("NFS3ERR_STALE");
+	 * fh: the file handle the call was about (rpc_call_set_fh). */
+	uint32_t status;
+	bool status_first;
+	const char *(*status_name)(uint32_t status);
+	uint32_t fh_len;
+	uint8_t fh[RPC_CALL_FH_MAX];
 };
+
+/* Remember the handle a call is about, for error logs; the first one set
+ * wins (RENAME and LINK name their source). Longer handles are cut. */
+void rpc_call_set_fh(struct rpc_call *call, const void *fh, uint32_t len);
 
 /* A handler decodes call->args and encodes its results into res. It returns
  * an accept_stat (RPC_SUCCESS sends res; any other sends the header only),

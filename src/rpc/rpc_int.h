@@ -25,6 +25,7 @@ struct rpc_service {
 	const struct rpc_program **progs;
 	int nprogs, cap;
 	struct pmap_local pmap;
+	struct rpc_stats *stats; /* per-procedure counters (stats.h) */
 };
 
 #endif

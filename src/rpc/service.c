@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "rpc/stats.h"
 #include "util/log.h"
 
 /* Size of an accepted reply header with an AUTH_NONE verifier: xid,
@@ -24,6 +26,11 @@ struct rpc_service *rpc_service_new(void *ctx)
 	struct rpc_service *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return NULL;
+	svc->stats = rpc_stats_new();
+	if (!svc->stats) {
+		free(svc);
+		return NULL;
+	}
 	svc->ctx = ctx;
 	return svc;
 }
@@ -33,6 +40,7 @@ void rpc_service_free(struct rpc_service *svc)
 {
 	if (!svc)
 		return;
+	rpc_stats_free(svc->stats);
 	free(svc->progs);
 	free(svc);
 }
@@ -55,6 +63,8 @@ int rpc_service_add(struct rpc_service *svc, const struct rpc_program *prog)
 		svc->progs = p;
 		svc->cap = cap;
 	}
+	if (rpc_stats_add_program(svc->stats, prog))
+		return -ENOMEM;
 	svc->progs[svc->nprogs++] = prog;
 	return 0;
 }
@@ -239,17 +249,20 @@ static int decode_auth(struct xdr_in *in, struct rpc_cred *cred)
 /* Run the handler after a reserved success header, then fix the header up
  * to the handler's verdict: header only for errors (RFC 5531 sec. 9, the
  * results go with SUCCESS alone), denied for RPC_REPLY_AUTH_ERR, nothing for
- * RPC_REPLY_DROP. */
+ * RPC_REPLY_DROP. *verdict is what was answered: an accept_stat,
+ * RPC_REPLY_AUTH_ERR(stat) or RPC_REPLY_DROP. */
 static int run_handler(struct rpc_call *call, const struct rpc_program *prog,
                        const struct rpc_proc *proc, struct xdr_out *reply,
-                       size_t start)
+                       size_t start, int *verdict)
 {
 	char peer[64];
 	int rc;
 
+	*verdict = RPC_SYSTEM_ERR;
 	if (!put_accepted(reply, call->xid, RPC_SUCCESS))
 		return reply_done(reply, start);
 	rc = proc->fn(call, reply);
+	*verdict = rc;
 	if (rc == RPC_REPLY_DROP) {
 		reply_reset(reply, start);
 		return RPC_REPLY_DROP;
@@ -266,9 +279,61 @@ static int run_handler(struct rpc_call *call, const struct rpc_program *prog,
 	}
 	if (rc < RPC_SUCCESS || rc > RPC_SYSTEM_ERR)
 		rc = RPC_SYSTEM_ERR;
+	*verdict = rc;
 	if (rc == RPC_SUCCESS)
 		return 0;
 	return reply_accepted(reply, start, call->xid, (uint32_t)rc, prog);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The protocol status of a successful reply: what the handler set, or
+ * the first word of the results when it said they start with one. */
+static uint32_t reply_status(const struct rpc_call *call,
+                             const struct xdr_out *reply, size_t start)
+{
+	const uint8_t *p;
+
+	if (call->status || !call->status_first ||
+	    reply->len < start + ACCEPTED_HDR_LEN + 4)
+		return call->status;
+	p = reply->buf + start + ACCEPTED_HDR_LEN;
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Run the handler, timing it, and count the call in the service's
+ * statistics; a failed call (RPC error or protocol status) is logged,
+ * except GARBAGE_ARGS, which the handler logs itself (rpc.h). */
+static int run_counted(struct rpc_service *svc, struct rpc_call *call,
+                       const struct rpc_program *prog,
+                       const struct rpc_version *ver, struct xdr_out *reply,
+                       size_t start)
+{
+	uint64_t t0 = mono_ns(), ns;
+	uint32_t status = 0;
+	int verdict, rc;
+
+	rc = run_handler(call, prog, &ver->procs[call->proc], reply, start,
+	                 &verdict);
+	ns = mono_ns() - t0;
+	if (verdict == RPC_SUCCESS)
+		status = reply_status(call, reply, start);
+	rpc_stats_record(svc->stats, rpc_stats_slot(svc->stats, ver),
+	                 call->proc, ns, verdict != RPC_SUCCESS || status);
+	if (verdict == RPC_SUCCESS && status)
+		rpc_stats_log_error(svc->stats, call, prog, ver, status, false,
+		                    ns);
+	else if (verdict != RPC_SUCCESS && verdict != RPC_GARBAGE_ARGS)
+		rpc_stats_log_error(svc->stats, call, prog, ver,
+		                    (uint32_t)verdict, true, ns);
+	return rc;
 }
 
 /* Find program, version and procedure for a decoded call and run it. */
@@ -288,7 +353,7 @@ static int dispatch(struct rpc_service *svc, struct rpc_call *call,
 	if (call->proc >= ver->nprocs || !ver->procs[call->proc].fn)
 		return reply_accepted(reply, start, call->xid, RPC_PROC_UNAVAIL,
 		                      prog);
-	return run_handler(call, prog, &ver->procs[call->proc], reply, start);
+	return run_counted(svc, call, prog, ver, reply, start);
 }
 
 /* Log a record dropped without an answer, naming the peer. */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "rpc/portmap.h"
+#include "server/control.h"
 #include "server/exports.h"
 #include "server/mount/mount3.h"
 #include "server/nfs4/nfs4.h"
@@ -46,6 +47,12 @@ static void usage(FILE *f)
 	    "  -v, --verbose               more log output (repeatable)\n"
 	    "      --no-portmap            neither answer nor register "
 	    "with portmap\n"
+	    "      --metrics-port PORT     serve Prometheus metrics on "
+	    "127.0.0.1:PORT\n"
+	    "      --stats                 print the statistics of the "
+	    "snfsd running\n"
+	    "                              with this state directory "
+	    "(-s) and exit\n"
 	    "  -h, --help                  show this help and exit\n"
 	    "      --version               show the version and exit\n"
 	    "\n"
@@ -55,7 +62,7 @@ static void usage(FILE *f)
 	    SNFSD_STATE_DIR_DEFAULT);
 }
 
-enum { OPT_NO_PORTMAP = 256, OPT_VERSION };
+enum { OPT_NO_PORTMAP = 256, OPT_VERSION, OPT_STATS, OPT_METRICS_PORT };
 
 static bool parse_long(const char *s, long min, long max, long *out)
 {
@@ -85,6 +92,8 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 	    {"help", no_argument, NULL, 'h'},
 	    {"no-portmap", no_argument, NULL, OPT_NO_PORTMAP},
 	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"stats", no_argument, NULL, OPT_STATS},
+	    {"metrics-port", required_argument, NULL, OPT_METRICS_PORT},
 	    {NULL, 0, NULL, 0},
 	};
 	long v;
@@ -145,6 +154,18 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 		case OPT_VERSION:
 			printf("snfsd %s\n", SNFSD_VERSION);
 			return 1;
+		case OPT_STATS:
+			cfg->stats_client = true;
+			break;
+		case OPT_METRICS_PORT:
+			if (!parse_long(optarg, 1, 65535, &v)) {
+				fprintf(stderr,
+				        "snfsd: bad metrics port '%s'\n",
+				        optarg);
+				return -1;
+			}
+			cfg->metrics_port = (uint16_t)v;
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -156,7 +177,8 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 		usage(stderr);
 		return -1;
 	}
-	if (!cfg->exports_file && cfg->ncli_exports == 0) {
+	if (!cfg->stats_client && !cfg->exports_file &&
+	    cfg->ncli_exports == 0) {
 		fprintf(stderr, "snfsd: nothing to export: give -e DIR or -f "
 		                "FILE (see --help)\n");
 		return -1;
@@ -372,6 +394,7 @@ int main(int argc, char **argv)
 	struct snfsd srv = {0}; /* the one server context */
 	struct snfsd *s = &srv;
 	struct signal_ctx sc = {.s = s};
+	struct control *ctl = NULL;
 	bool pmap_registered = false;
 	pthread_t sigt;
 	int rc;
@@ -379,6 +402,8 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &s->cfg);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (s->cfg.stats_client)
+		return control_client(s->cfg.state_dir, "stats", stdout);
 	log_set_level(s->cfg.verbose >= LOG_DEBUG - LOG_INFO
 	                  ? LOG_DEBUG
 	                  : LOG_INFO + s->cfg.verbose);
@@ -399,6 +424,9 @@ int main(int argc, char **argv)
 	rc = server_setup(s);
 	if (!rc && !s->cfg.no_portmap)
 		pmap_registered = portmap_start(s);
+	/* after every program is registered: the stats table is then fixed */
+	if (!rc && control_start(s, &ctl))
+		rc = 1;
 	if (!rc && pthread_create(&sigt, NULL, signal_thread, &sc)) {
 		fprintf(stderr, "snfsd: cannot start the signal thread\n");
 		rc = 1;
@@ -416,6 +444,7 @@ int main(int argc, char **argv)
 		pthread_kill(sigt, SIGTERM);
 		pthread_join(sigt, NULL);
 	}
+	control_stop(ctl);
 	if (pmap_registered && pmap_unregister_all(s->svc))
 		log_warn("cannot unregister from rpcbind");
 	server_teardown(s);

@@ -24,6 +24,8 @@ struct snfsd_config {
 	int verbose;		  /* -v count */
 	const char *state_dir;	  /* -s, keys and client records */
 	bool no_portmap;	  /* do not answer or register on port 111 */
+	uint16_t metrics_port;	  /* --metrics-port; 0: no HTTP endpoint */
+	bool stats_client;	  /* --stats: print a running server's stats */
 };
 
 struct mount_entry {

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || n == 0)
 		return 0;
-	if (xdr_out_init(&rec, 4096, 64 + size))
+	if (xdr_out_init(&rec, 4096, 128 + size)) /* header: 76 bytes */
 		abort();
 	put_header(&rec, &procs[data[0] % n]);
 	/* Raw bytes, not an opaque: no length word, no padding. */

@@ -32,9 +32,11 @@ struct model {
 	size_t broken_at; /* stream offset just after the offending mark */
 };
 
+/* On stdout: the fuzz scripts close stderr (-close_fd_mask=2). */
 static void fail(const char *what)
 {
-	fprintf(stderr, "fuzz_record: %s\n", what);
+	printf("fuzz_record: %s\n", what);
+	fflush(stdout);
 	abort();
 }
 
@@ -45,8 +47,7 @@ static uint32_t be32(const uint8_t *p)
 }
 
 /* The reference: straight from the RFC and the limits in rpc.h. */
-static void model_parse(struct model *m, const uint8_t *s, size_t n,
-                        size_t max)
+static void model_parse(struct model *m, const uint8_t *s, size_t n, size_t max)
 {
 	size_t pos = 0, cur = 0;
 
@@ -177,8 +178,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* The offending mark lies in this chunk. */
 				if (!m->broken || m->broken_at <= pos ||
 				    m->broken_at > pos + left || k != m->nrec)
-					fail("reader failed where the reference "
-					     "did not");
+					fail(
+					    "reader failed where the reference "
+					    "did not");
 				broke = true;
 				break;
 			}

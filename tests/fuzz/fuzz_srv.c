@@ -28,6 +28,8 @@
 #define FUZZ_FSIZE_LIMIT (64u << 20)
 #define FUZZ_RESET_DEFAULT 1000
 #define MANY_ENTRIES 40
+/* Beside the exports: must never change (see outside_check). */
+#define FUZZ_OUTSIDE FUZZ_BASE "/outside"
 
 static const char *const specs[] = {
     FUZZ_EXPORT ":rw,insecure,no_root_squash",
@@ -39,31 +41,33 @@ static const char *const export_dirs[] = {FUZZ_EXPORT, FUZZ_RO_EXPORT};
 struct tnode {
 	int exp; /* index into export_dirs */
 	const char *path;
-	char type; /* d dir, f file, s sparse file, l symlink, p fifo */
+	char type;       /* d dir, f file, s sparse file, l symlink, p fifo */
 	const char *arg; /* file contents or symlink target */
-	bool later; /* mkcorpus.sh's traffic makes it (nfs-cp uploads) */
+	bool later;      /* mkcorpus.sh's traffic makes it (nfs-cp uploads) */
 };
 
 static const struct tnode tree[] = {
-    {0, "", 'd', NULL},
-    {0, "dir", 'd', NULL},
-    {0, "dir/sub", 'd', NULL},
-    {0, "dir/inner", 'f', "inner file\n"},
-    {0, "file", 'f', "hello, fuzzer: a few bytes of text to read back\n"},
-    {0, "empty", 'f', ""},
-    {0, "big", 's', NULL},
-    {0, "link", 'l', "file"},
-    {0, "abs", 'l', "/etc/passwd"},
-    {0, "up", 'l', "../../../etc"},
-    {0, "fifo", 'p', NULL},
-    {0, "many", 'd', NULL},
-    {0, "many/entry-with-a-rather-long-name-00", 'f', "0"},
+    {0, "", 'd', NULL, false},
+    {0, "dir", 'd', NULL, false},
+    {0, "dir/sub", 'd', NULL, false},
+    {0, "dir/inner", 'f', "inner file\n", false},
+    {0, "file", 'f', "hello, fuzzer: a few bytes of text to read back\n",
+     false},
+    {0, "empty", 'f', "", false},
+    {0, "big", 's', NULL, false},
+    {0, "link", 'l', "file", false},
+    {0, "abs", 'l', "/etc/passwd", false},
+    {0, "up", 'l', "../../../etc", false},
+    {0, "fifo", 'p', NULL, false},
+    {0, "many", 'd', NULL, false},
+    {0, "many/entry-with-a-rather-long-name-00", 'f', "0", false},
     {0, "up.bin", 'f', "", true},
     {0, "up.txt", 'f', "", true},
-    {0, "dir/sub/deep", 'f', "deep\n"},
-    {1, "", 'd', NULL},
-    {1, "rofile", 'f', "read-only export\n"},
-    {1, "rodir", 'd', NULL},
+    {0, "dir/sub/deep", 'f', "deep\n", false},
+    {1, "", 'd', NULL, false},
+    {1, "rofile", 'f', "read-only export\n", false},
+    {1, "rodir", 'd', NULL, false},
+    {0, "out", 'l', "../outside", false},
 };
 #define NTREE (sizeof(tree) / sizeof(tree[0]))
 
@@ -73,7 +77,7 @@ static struct fuzz_proc procs[256];
 static size_t nprocs;
 static unsigned long calls, reset_every = FUZZ_RESET_DEFAULT;
 static const char *fhmap; /* FUZZ_FHMAP: "create", "print" or NULL */
-static bool trace;	  /* FUZZ_TRACE: one line per call on stdout */
+static bool trace;        /* FUZZ_TRACE: one line per call on stdout */
 
 static void die(const char *what)
 {
@@ -156,6 +160,54 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
+/* What must never change while fuzzing: the base directory, a directory
+ * beside the exports (the rw export's symlink "out" points at it) with a
+ * file in it, and the read-only export. Access times are left out: reads
+ * of the ro export are allowed. */
+static const char *const watched[] = {
+    FUZZ_BASE,
+    FUZZ_OUTSIDE,
+    FUZZ_OUTSIDE "/secret",
+    FUZZ_RO_EXPORT,
+    FUZZ_RO_EXPORT "/rofile",
+    FUZZ_RO_EXPORT "/rodir",
+};
+#define NWATCHED (sizeof(watched) / sizeof(watched[0]))
+static struct stat snapshot[NWATCHED];
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_mode == b->st_mode &&
+	       a->st_nlink == b->st_nlink && a->st_uid == b->st_uid &&
+	       a->st_gid == b->st_gid && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void outside_snapshot(void)
+{
+	for (size_t i = 0; i < NWATCHED; i++)
+		if (lstat(watched[i], &snapshot[i]))
+			die(watched[i]);
+}
+
+/* A change here means a call reached past its export (a followed
+ * symlink, a rename or link out) or wrote to the read-only one. */
+static bool outside_changed(const char **which)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < NWATCHED; i++) {
+		if (lstat(watched[i], &st) || !same_stat(&st, &snapshot[i])) {
+			*which = watched[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Empty both export directories (keeping the directories themselves, the
  * backend holds them open) and build the known tree again. */
 static void tree_rebuild(void)
@@ -173,6 +225,10 @@ static void tree_rebuild(void)
 		if (!fhmap || !tree[i].later)
 			make_node(&tree[i]);
 	make_many();
+	if (mkdir(FUZZ_OUTSIDE, 0755) && errno != EEXIST)
+		die(FUZZ_OUTSIDE);
+	write_file(FUZZ_OUTSIDE "/secret", "secret\n", 7, 0);
+	outside_snapshot();
 }
 
 /* The backend handle of tree node i, walking from its export's root.
@@ -180,7 +236,8 @@ static void tree_rebuild(void)
 static bool node_handle(size_t i, struct export **exp, struct bk_handle *bh)
 {
 	struct bk_cred root = {0};
-	struct export *ex = exports_by_path(S.exports, export_dirs[tree[i].exp]);
+	struct export *ex =
+	    exports_by_path(S.exports, export_dirs[tree[i].exp]);
 	struct bk_handle next;
 	struct bk_attr attr;
 	char comp[512], *save = NULL;
@@ -246,8 +303,8 @@ static bool have_version(uint32_t prog, uint32_t vers)
 static void procs_build(void)
 {
 	static const uint32_t fixed[][2] = {
-	    {NFS_PROGRAM, 3}, {MOUNT_PROGRAM, 3}, {MOUNT_PROGRAM, 1},
-	    {PMAP_PROGRAM, 2}, {PMAP_PROGRAM, 3}, {PMAP_PROGRAM, 4},
+	    {NFS_PROGRAM, 3},  {MOUNT_PROGRAM, 3}, {MOUNT_PROGRAM, 1},
+	    {PMAP_PROGRAM, 2}, {PMAP_PROGRAM, 3},  {PMAP_PROGRAM, 4},
 	};
 	static const uint32_t progs[] = {NFS_PROGRAM, MOUNT_PROGRAM,
 	                                 PMAP_PROGRAM};
@@ -382,36 +439,34 @@ static uint8_t *substitute(const uint8_t *rec, size_t len, size_t *outlen)
 
 #define GUARD 0xa5a5a5a5u
 
+/* On stdout: the fuzz scripts close stderr (-close_fd_mask=2). */
+static void fail(const char *what, long long v)
+{
+	printf("fuzz_srv: %s (%lld)\n", what, v);
+	fflush(stdout);
+	abort();
+}
+
 /* What every caller of rpc_service_handle relies on (rpc.h). */
 static void check_reply(int rc, const uint8_t *rec, size_t len,
                         const struct xdr_out *reply, size_t limit)
 {
-	if (get_be32(reply->buf) != GUARD) {
-		fprintf(stderr, "fuzz: bytes before the reply changed\n");
-		abort();
-	}
+	if (get_be32(reply->buf) != GUARD)
+		fail("bytes before the reply changed", 0);
 	if (rc == RPC_REPLY_DROP) {
-		if (reply->len != 4) {
-			fprintf(stderr, "fuzz: dropped call left %zu bytes\n",
-			        reply->len - 4);
-			abort();
-		}
+		if (reply->len != 4)
+			fail("dropped call left reply bytes",
+			     (long long)reply->len - 4);
 		return;
 	}
-	if (rc != 0) {
-		fprintf(stderr, "fuzz: rpc_service_handle returned %d\n", rc);
-		abort();
-	}
+	if (rc != 0)
+		fail("rpc_service_handle returned", rc);
 	if (reply->len < 4 + 12 || reply->len > limit ||
-	    (reply->len - 4) % 4 != 0) {
-		fprintf(stderr, "fuzz: bad reply length %zu\n", reply->len);
-		abort();
-	}
+	    (reply->len - 4) % 4 != 0)
+		fail("bad reply length", (long long)reply->len - 4);
 	if (len < 4 || memcmp(reply->buf + 4, rec, 4) ||
-	    get_be32(reply->buf + 8) != 1) {
-		fprintf(stderr, "fuzz: reply xid/type wrong\n");
-		abort();
-	}
+	    get_be32(reply->buf + 8) != 1)
+		fail("reply xid or message type wrong", 0);
 }
 
 /* FUZZ_TRACE: program, version, procedure, accept_stat and the first
@@ -447,6 +502,7 @@ void fuzz_srv_call(const uint8_t *rec, size_t len, enum rpc_transport t)
 	/* The guard word stands where TCP puts its record mark. */
 	size_t limit = 4 + (t == RPC_UDP ? 65507 : RPC_DEFAULT_MAX_RECORD);
 	struct xdr_out reply;
+	const char *which;
 	size_t n;
 	uint8_t *buf;
 	int rc;
@@ -467,6 +523,13 @@ void fuzz_srv_call(const uint8_t *rec, size_t len, enum rpc_transport t)
 	rc = rpc_service_handle(S.svc, buf, n, (struct sockaddr *)&peer,
 	                        sizeof(peer), t, NULL, &reply);
 	check_reply(rc, buf, n, &reply, limit);
+	if (outside_changed(&which)) {
+		printf("fuzz_srv: %s changed: a call reached outside the rw "
+		       "export\n",
+		       which);
+		fflush(stdout);
+		abort();
+	}
 	if (trace)
 		trace_call(rc, buf, n, &reply);
 	xdr_out_free(&reply);

@@ -106,4 +106,4 @@ mkdir -p "$OUT"
 python3 "$HERE/mkseeds.py" "$W/raw" "$W/fixture" "$OUT"
 echo "mkcorpus: $(ls "$W/raw" | grep -c '\.rec$') records from" \
 	"$(ls "$W/raw" | grep -c '\.stream$') connections;" \
-	"$(du -sh "$OUT" | cut -f1) in $OUT"
+	"$(cat "$OUT"/fuzz_*/* | wc -c) bytes in $OUT"

@@ -341,7 +341,12 @@ exists n1
 
 section bigdir
 op mkdir-big mkdir big
-for i in $(seq 1 "$NFILES"); do : >"big/f$i"; done
+# The second half with noclobber: O_EXCL creates (NFSv3 CREATE EXCLUSIVE).
+half=$((NFILES / 2))
+for i in $(seq 1 "$half"); do : >"big/f$i"; done
+set -C
+for i in $(seq $((half + 1)) "$NFILES"); do : >"big/f$i"; done
+set +C
 ls -f big >"$WORK/big"
 sort "$WORK/big" >"$WORK/big.sorted"
 hash_as "ls -f big | sort" "$WORK/big.sorted"

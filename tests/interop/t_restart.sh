@@ -11,7 +11,7 @@ mkdir -p "$EXP"
 PORT=$(free_port)
 ST=$T_DIR/client.json
 start() {
-	if snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash"; then
+	if snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash,async"; then
 		ok "snfsd listening on $PORT ($1)"
 	else
 		notok "snfsd listening on $PORT ($1)"

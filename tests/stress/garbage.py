@@ -262,10 +262,20 @@ def main():
     cases = [make_case(rng, bases) for _ in range(ncases)]
     # Every base call unmutated first: these must be answered.
     cases = [("valid/" + n, N.record_mark(m)) for n, m in bases] + cases
+    # Legal but unusual record marking (RFC 5531 section 11: a fragment
+    # holds 0 to 2**31-1 bytes): these must be answered too.
+    getattr_call = bases[1][1]
+    cases += [
+        ("valid/one-byte-fragments", N.frame(getattr_call, 1)),
+        ("valid/zero-length-first-fragment", struct.pack(">I", 0) + N.record_mark(getattr_call)),
+        ("valid/zero-length-last-fragment",
+         struct.pack(">I", len(getattr_call)) + getattr_call + struct.pack(">I", 0x80000000)),
+    ]
 
     tally = collections.Counter()
     by_kind = collections.defaultdict(collections.Counter)
     failures = []
+    valid = {}
     lock = threading.Lock()
 
     def one(case):
@@ -274,7 +284,9 @@ def main():
         with lock:
             tally[outcome] += 1
             by_kind[name.split("/")[-1] if "/" in name else name][outcome] += 1
-            if outcome in ("hung", "bad") or (name.startswith("valid/") and outcome != "answered"):
+            if name.startswith("valid/"):
+                valid[name] = (outcome, detail)
+            elif outcome in ("hung", "bad"):
                 failures.append((name, outcome, detail, data[:200].hex()))
 
     t0 = time.monotonic()
@@ -289,6 +301,9 @@ def main():
     check("every TCP case answered or closed (%d answered, %d closed)" % (tally["answered"], tally["closed"]),
           tally["hung"] == 0 and tally["bad"] == 0 and not failures,
           "%d hung, %d bad replies, %d failures" % (tally["hung"], tally["bad"], len(failures)))
+    for name in sorted(valid):
+        outcome, detail = valid[name]
+        check("unmutated call answered: %s" % name[6:], outcome == "answered", "%s %s" % (outcome, detail))
     check("at least 1000 TCP cases sent", len(cases) >= 1000, str(len(cases)))
 
     ut = udp_cases(rng, port, export, 200)

@@ -17,12 +17,61 @@ int nfs3_garbage(struct rpc_call *call, const char *proc)
 	return RPC_GARBAGE_ARGS;
 }
 
+/* nfsstat3 names (RFC 1813 section 2.6), for the error log. */
+static const char *nfs3_status_name(uint32_t st)
+{
+	static const struct {
+		uint32_t st;
+		const char *name;
+	} names[] = {
+	    {NFS3_OK, "NFS3_OK"},
+	    {NFS3ERR_PERM, "NFS3ERR_PERM"},
+	    {NFS3ERR_NOENT, "NFS3ERR_NOENT"},
+	    {NFS3ERR_IO, "NFS3ERR_IO"},
+	    {NFS3ERR_NXIO, "NFS3ERR_NXIO"},
+	    {NFS3ERR_ACCES, "NFS3ERR_ACCES"},
+	    {NFS3ERR_EXIST, "NFS3ERR_EXIST"},
+	    {NFS3ERR_XDEV, "NFS3ERR_XDEV"},
+	    {NFS3ERR_NODEV, "NFS3ERR_NODEV"},
+	    {NFS3ERR_NOTDIR, "NFS3ERR_NOTDIR"},
+	    {NFS3ERR_ISDIR, "NFS3ERR_ISDIR"},
+	    {NFS3ERR_INVAL, "NFS3ERR_INVAL"},
+	    {NFS3ERR_FBIG, "NFS3ERR_FBIG"},
+	    {NFS3ERR_NOSPC, "NFS3ERR_NOSPC"},
+	    {NFS3ERR_ROFS, "NFS3ERR_ROFS"},
+	    {NFS3ERR_MLINK, "NFS3ERR_MLINK"},
+	    {NFS3ERR_NAMETOOLONG, "NFS3ERR_NAMETOOLONG"},
+	    {NFS3ERR_NOTEMPTY, "NFS3ERR_NOTEMPTY"},
+	    {NFS3ERR_DQUOT, "NFS3ERR_DQUOT"},
+	    {NFS3ERR_STALE, "NFS3ERR_STALE"},
+	    {NFS3ERR_REMOTE, "NFS3ERR_REMOTE"},
+	    {NFS3ERR_BADHANDLE, "NFS3ERR_BADHANDLE"},
+	    {NFS3ERR_NOT_SYNC, "NFS3ERR_NOT_SYNC"},
+	    {NFS3ERR_BAD_COOKIE, "NFS3ERR_BAD_COOKIE"},
+	    {NFS3ERR_NOTSUPP, "NFS3ERR_NOTSUPP"},
+	    {NFS3ERR_TOOSMALL, "NFS3ERR_TOOSMALL"},
+	    {NFS3ERR_SERVERFAULT, "NFS3ERR_SERVERFAULT"},
+	    {NFS3ERR_BADTYPE, "NFS3ERR_BADTYPE"},
+	    {NFS3ERR_JUKEBOX, "NFS3ERR_JUKEBOX"},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].st == st)
+			return names[i].name;
+	return NULL;
+}
+
 uint32_t nfs3_resolve(struct rpc_call *call, const struct nfs3_fh *fh,
                       struct nfs_req *r)
 {
 	int err;
 
 	memset(r, 0, sizeof(*r));
+	/* Every procedure but NULL resolves a handle and opens its results
+	 * with an nfsstat3: tell the statistics (src/rpc/stats.h). */
+	call->status_first = true;
+	call->status_name = nfs3_status_name;
+	rpc_call_set_fh(call, fh->data, fh->len);
 	err = nfs_req_resolve(call, fh->data, fh->len, r);
 	if (err == 0 && r->ex)
 		return NFS3_OK;

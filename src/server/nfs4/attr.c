@@ -66,7 +66,7 @@ enum {
 	A_LAST = 75,
 };
 
-#define BIT(a) (1u << ((a) & 31))
+#define BIT(a) (1u << ((a)&31))
 #define WORD(a) ((a) >> 5)
 
 static bool bm_has(const uint32_t bm[3], unsigned a)
@@ -74,23 +74,59 @@ static bool bm_has(const uint32_t bm[3], unsigned a)
 	return WORD(a) < 3 && (bm[WORD(a)] & BIT(a));
 }
 
-static void bm_set(uint32_t bm[3], unsigned a) { bm[WORD(a)] |= BIT(a); }
+static void bm_set(uint32_t bm[3], unsigned a)
+{
+	bm[WORD(a)] |= BIT(a);
+}
 
 void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3])
 {
 	static const uint8_t attrs[] = {
-		A_SUPPORTED_ATTRS, A_TYPE, A_FH_EXPIRE_TYPE, A_CHANGE, A_SIZE,
-		A_LINK_SUPPORT, A_SYMLINK_SUPPORT, A_NAMED_ATTR, A_FSID,
-		A_UNIQUE_HANDLES, A_LEASE_TIME, A_RDATTR_ERROR, A_ACLSUPPORT,
-		A_CANSETTIME, A_CASE_INSENSITIVE, A_CASE_PRESERVING,
-		A_CHOWN_RESTRICTED, A_FILEHANDLE, A_FILEID, A_FILES_AVAIL,
-		A_FILES_FREE, A_FILES_TOTAL, A_HOMOGENEOUS, A_MAXFILESIZE,
-		A_MAXLINK, A_MAXNAME, A_MAXREAD, A_MAXWRITE, A_MODE,
-		A_NO_TRUNC, A_NUMLINKS, A_OWNER, A_OWNER_GROUP, A_RAWDEV,
-		A_SPACE_AVAIL, A_SPACE_FREE, A_SPACE_TOTAL, A_SPACE_USED,
-		A_TIME_ACCESS, A_TIME_ACCESS_SET, A_TIME_DELTA,
-		A_TIME_METADATA, A_TIME_MODIFY, A_TIME_MODIFY_SET,
-		A_MOUNTED_ON_FILEID,
+	    A_SUPPORTED_ATTRS,
+	    A_TYPE,
+	    A_FH_EXPIRE_TYPE,
+	    A_CHANGE,
+	    A_SIZE,
+	    A_LINK_SUPPORT,
+	    A_SYMLINK_SUPPORT,
+	    A_NAMED_ATTR,
+	    A_FSID,
+	    A_UNIQUE_HANDLES,
+	    A_LEASE_TIME,
+	    A_RDATTR_ERROR,
+	    A_ACLSUPPORT,
+	    A_CANSETTIME,
+	    A_CASE_INSENSITIVE,
+	    A_CASE_PRESERVING,
+	    A_CHOWN_RESTRICTED,
+	    A_FILEHANDLE,
+	    A_FILEID,
+	    A_FILES_AVAIL,
+	    A_FILES_FREE,
+	    A_FILES_TOTAL,
+	    A_HOMOGENEOUS,
+	    A_MAXFILESIZE,
+	    A_MAXLINK,
+	    A_MAXNAME,
+	    A_MAXREAD,
+	    A_MAXWRITE,
+	    A_MODE,
+	    A_NO_TRUNC,
+	    A_NUMLINKS,
+	    A_OWNER,
+	    A_OWNER_GROUP,
+	    A_RAWDEV,
+	    A_SPACE_AVAIL,
+	    A_SPACE_FREE,
+	    A_SPACE_TOTAL,
+	    A_SPACE_USED,
+	    A_TIME_ACCESS,
+	    A_TIME_ACCESS_SET,
+	    A_TIME_DELTA,
+	    A_TIME_METADATA,
+	    A_TIME_MODIFY,
+	    A_TIME_MODIFY_SET,
+	    A_MOUNTED_ON_FILEID,
 	};
 
 	bm[0] = bm[1] = bm[2] = 0;
@@ -112,8 +148,8 @@ static void exclcreat_attrs(uint32_t bm[3])
 	bm_set(bm, A_OWNER_GROUP);
 }
 
-static void pseudo_attr(const struct nfs4_compound *c,
-			const struct nfs4_fh *fh, struct bk_attr *a)
+static void pseudo_attr(const struct nfs4_compound *c, const struct nfs4_fh *fh,
+                        struct bk_attr *a)
 {
 	uint64_t boot = c->srv->boot_time_ns;
 
@@ -131,7 +167,7 @@ static void pseudo_attr(const struct nfs4_compound *c,
 }
 
 uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
-			struct nfs4_attr_src *src)
+                        struct nfs4_attr_src *src)
 {
 	int rc;
 
@@ -182,17 +218,17 @@ static bool put_fsid(struct xdr_out *x, const struct nfs4_fh *fh)
 
 /* One attribute's value. */
 static uint32_t put_attr(struct nfs4_compound *c, struct xdr_out *x,
-			 unsigned id, struct nfs4_attr_src *s,
-			 struct bk_statfs *sf, bool *have_sf)
+                         unsigned id, struct nfs4_attr_src *s,
+                         struct bk_statfs *sf, bool *have_sf)
 {
 	const struct bk_attr *a = &s->a;
 	uint32_t bm[3], st;
 	struct nfs_fh wire;
 	struct timespec delta = {0, 1};
 
-	if ((id == A_FILES_AVAIL || id == A_FILES_FREE ||
-	     id == A_FILES_TOTAL || id == A_MAXLINK || id == A_SPACE_AVAIL ||
-	     id == A_SPACE_FREE || id == A_SPACE_TOTAL) &&
+	if ((id == A_FILES_AVAIL || id == A_FILES_FREE || id == A_FILES_TOTAL ||
+	     id == A_MAXLINK || id == A_SPACE_AVAIL || id == A_SPACE_FREE ||
+	     id == A_SPACE_TOTAL) &&
 	    !*have_sf) {
 		st = load_statfs(s->fh, sf);
 		if (st)
@@ -327,7 +363,7 @@ static uint32_t put_attr(struct nfs4_compound *c, struct xdr_out *x,
 }
 
 uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
-			   const uint32_t req[3], struct nfs4_attr_src *src)
+                           const uint32_t req[3], struct nfs4_attr_src *src)
 {
 	uint32_t sup[3], give[3];
 	struct bk_statfs sf;
@@ -400,7 +436,7 @@ static int parse_owner(const uint8_t *p, uint32_t n, bool group, uint32_t *id)
 }
 
 static bool get_settime(struct xdr_in *x, uint32_t *mask, uint32_t set_bit,
-			uint32_t now_bit, struct timespec *t)
+                        uint32_t now_bit, struct timespec *t)
 {
 	uint32_t how, nsec;
 	uint64_t sec;
@@ -447,26 +483,26 @@ static uint32_t decode_one(struct xdr_in *x, unsigned id, struct bk_setattr *sa)
 		if (!xdr_get_opaque_ref(x, &p, &n, NFS4_OPAQUE_LIMIT))
 			return NFS4ERR_BADXDR;
 		if (parse_owner(p, n, id == A_OWNER_GROUP,
-				id == A_OWNER ? &sa->uid : &sa->gid))
+		                id == A_OWNER ? &sa->uid : &sa->gid))
 			return NFS4ERR_BADOWNER;
 		sa->mask |= id == A_OWNER ? BK_SET_UID : BK_SET_GID;
 		return NFS4_OK;
 	case A_TIME_ACCESS_SET:
 		return get_settime(x, &sa->mask, BK_SET_ATIME, BK_SET_ATIME_NOW,
-				   &sa->atime)
-			       ? NFS4_OK
-			       : NFS4ERR_BADXDR;
+		                   &sa->atime)
+		           ? NFS4_OK
+		           : NFS4ERR_BADXDR;
 	case A_TIME_MODIFY_SET:
 		return get_settime(x, &sa->mask, BK_SET_MTIME, BK_SET_MTIME_NOW,
-				   &sa->mtime)
-			       ? NFS4_OK
-			       : NFS4ERR_BADXDR;
+		                   &sa->mtime)
+		           ? NFS4_OK
+		           : NFS4ERR_BADXDR;
 	}
 	return NFS4ERR_INVAL;
 }
 
 uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
-			   struct bk_setattr *sa, uint32_t set[3])
+                           struct bk_setattr *sa, uint32_t set[3])
 {
 	uint32_t bm[3], sup[3], n, st;
 	const uint8_t *p;
@@ -474,8 +510,7 @@ uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
 
 	memset(sa, 0, sizeof(*sa));
 	set[0] = set[1] = set[2] = 0;
-	if (!nfs4_get_bitmap(x, bm) ||
-	    !xdr_get_opaque_ref(x, &p, &n, 0xffffff))
+	if (!nfs4_get_bitmap(x, bm) || !xdr_get_opaque_ref(x, &p, &n, 0xffffff))
 		return NFS4ERR_BADXDR;
 	nfs4_supported_attrs(c->minor, sup);
 	for (int i = 0; i < 3; i++)
@@ -548,7 +583,7 @@ uint32_t nfs4_op_setattr(struct nfs4_compound *c)
 			goto out;
 	}
 	rc = c->cfh.ex->ops->setattr(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				     &sa, &after);
+	                             &sa, &after);
 	st = nfs4_errno(rc);
 out:
 	nfs4_put_bitmap(c->res, st ? none : set);
@@ -592,8 +627,7 @@ static uint32_t verify_common(struct nfs4_compound *c, bool *same)
 		for (uint32_t i = 0; i < nw; i++)
 			xdr_get_u32(&in, &w);
 		xdr_get_u32(&in, &len);
-		*same = !in.err && len == n &&
-			!memcmp(ours.buf + in.pos, p, n);
+		*same = !in.err && len == n && !memcmp(ours.buf + in.pos, p, n);
 	}
 	xdr_out_free(&ours);
 	return st;

@@ -37,102 +37,97 @@ static uint32_t op_notsupp(struct nfs4_compound *c)
 
 /* DELEGPURGE takes a clientid; we never grant delegations (RFC 7530
  * 16.5: NOTSUPP for servers without CLAIM_DELEGATE_PREV support). */
-#define ROW(op, f, nm, sz, fl) [op] = {.fn = f, .name = nm, .rsize = sz, .flags = fl}
+#define ROW(op, f, nm, sz, fl)                                                 \
+	[op] = {.fn = f, .name = nm, .rsize = sz, .flags = fl}
 
 static const struct nfs4_opdesc optab[OP4_MAX + 1] = {
-	ROW(OP4_ACCESS, nfs4_op_access, "ACCESS", 16, OPF_CFH),
-	ROW(OP4_CLOSE, nfs4_op_close, "CLOSE", 24, OPF_CFH),
-	ROW(OP4_COMMIT, nfs4_op_commit, "COMMIT", 16, OPF_CFH),
-	ROW(OP4_CREATE, nfs4_op_create, "CREATE", 48, OPF_CFH),
-	ROW(OP4_DELEGPURGE, nfs4_op_delegpurge, "DELEGPURGE", 8, 0),
-	ROW(OP4_DELEGRETURN, nfs4_op_delegreturn, "DELEGRETURN", 8, OPF_CFH),
-	ROW(OP4_GETATTR, nfs4_op_getattr, "GETATTR", 400, OPF_CFH),
-	ROW(OP4_GETFH, nfs4_op_getfh, "GETFH", 72, OPF_CFH),
-	ROW(OP4_LINK, nfs4_op_link, "LINK", 32, OPF_CFH),
-	ROW(OP4_LOCK, nfs4_op_lock, "LOCK", 1100, OPF_CFH | OPF_ERRBODY),
-	ROW(OP4_LOCKT, nfs4_op_lockt, "LOCKT", 1100, OPF_CFH | OPF_ERRBODY),
-	ROW(OP4_LOCKU, nfs4_op_locku, "LOCKU", 24, OPF_CFH),
-	ROW(OP4_LOOKUP, nfs4_op_lookup, "LOOKUP", 8, OPF_CFH | OPF_CLEARSID),
-	ROW(OP4_LOOKUPP, nfs4_op_lookupp, "LOOKUPP", 8, OPF_CFH | OPF_CLEARSID),
-	ROW(OP4_NVERIFY, nfs4_op_nverify, "NVERIFY", 8, OPF_CFH),
-	ROW(OP4_OPEN, nfs4_op_open, "OPEN", 120, OPF_CFH),
-	ROW(OP4_OPENATTR, op_notsupp, "OPENATTR", 8, OPF_CFH),
-	ROW(OP4_OPEN_CONFIRM, nfs4_op_open_confirm, "OPEN_CONFIRM", 24,
-	    OPF_CFH | OPF_V40),
-	ROW(OP4_OPEN_DOWNGRADE, nfs4_op_open_downgrade, "OPEN_DOWNGRADE", 24,
-	    OPF_CFH),
-	ROW(OP4_PUTFH, nfs4_op_putfh, "PUTFH", 8, OPF_CLEARSID),
-	ROW(OP4_PUTPUBFH, nfs4_op_putpubfh, "PUTPUBFH", 8, OPF_CLEARSID),
-	ROW(OP4_PUTROOTFH, nfs4_op_putrootfh, "PUTROOTFH", 8, OPF_CLEARSID),
-	ROW(OP4_READ, nfs4_op_read, "READ", 16, OPF_CFH),
-	ROW(OP4_READDIR, nfs4_op_readdir, "READDIR", 32, OPF_CFH),
-	ROW(OP4_READLINK, nfs4_op_readlink, "READLINK", 4100, OPF_CFH),
-	ROW(OP4_REMOVE, nfs4_op_remove, "REMOVE", 32, OPF_CFH),
-	ROW(OP4_RENAME, nfs4_op_rename, "RENAME", 56, OPF_CFH),
-	ROW(OP4_RENEW, nfs4_op_renew, "RENEW", 8, OPF_V40),
-	ROW(OP4_RESTOREFH, nfs4_op_restorefh, "RESTOREFH", 8, 0),
-	ROW(OP4_SAVEFH, nfs4_op_savefh, "SAVEFH", 8, OPF_CFH),
-	ROW(OP4_SECINFO, nfs4_op_secinfo, "SECINFO", 16, OPF_CFH),
-	ROW(OP4_SETATTR, nfs4_op_setattr, "SETATTR", 24,
-	    OPF_CFH | OPF_ERRBODY),
-	ROW(OP4_SETCLIENTID, nfs4_op_setclientid, "SETCLIENTID", 300,
-	    OPF_V40 | OPF_ERRBODY),
-	ROW(OP4_SETCLIENTID_CONFIRM, nfs4_op_setclientid_confirm,
-	    "SETCLIENTID_CONFIRM", 8, OPF_V40),
-	ROW(OP4_VERIFY, nfs4_op_verify, "VERIFY", 8, OPF_CFH),
-	ROW(OP4_WRITE, nfs4_op_write, "WRITE", 24, OPF_CFH),
-	ROW(OP4_RELEASE_LOCKOWNER, nfs4_op_release_lockowner,
-	    "RELEASE_LOCKOWNER", 8, OPF_V40),
-	ROW(OP4_BACKCHANNEL_CTL, op_notsupp, "BACKCHANNEL_CTL", 8, OPF_V41),
-	ROW(OP4_BIND_CONN_TO_SESSION, nfs4_op_bind_conn_to_session,
-	    "BIND_CONN_TO_SESSION", 32, OPF_V41 | OPF_SOLO),
-	ROW(OP4_EXCHANGE_ID, nfs4_op_exchange_id, "EXCHANGE_ID", 1200,
-	    OPF_V41 | OPF_SOLO),
-	ROW(OP4_CREATE_SESSION, nfs4_op_create_session, "CREATE_SESSION", 120,
-	    OPF_V41 | OPF_SOLO),
-	ROW(OP4_DESTROY_SESSION, nfs4_op_destroy_session, "DESTROY_SESSION", 8,
-	    OPF_V41 | OPF_SOLO),
-	ROW(OP4_FREE_STATEID, nfs4_op_free_stateid, "FREE_STATEID", 8, OPF_V41),
-	ROW(OP4_GET_DIR_DELEGATION, op_notsupp, "GET_DIR_DELEGATION", 8,
-	    OPF_V41 | OPF_CFH),
-	ROW(OP4_GETDEVICEINFO, op_notsupp, "GETDEVICEINFO", 8, OPF_V41),
-	ROW(OP4_GETDEVICELIST, op_notsupp, "GETDEVICELIST", 8,
-	    OPF_V41 | OPF_CFH),
-	ROW(OP4_LAYOUTCOMMIT, op_notsupp, "LAYOUTCOMMIT", 8, OPF_V41 | OPF_CFH),
-	ROW(OP4_LAYOUTGET, op_notsupp, "LAYOUTGET", 8, OPF_V41 | OPF_CFH),
-	ROW(OP4_LAYOUTRETURN, op_notsupp, "LAYOUTRETURN", 8, OPF_V41 | OPF_CFH),
-	ROW(OP4_SECINFO_NO_NAME, nfs4_op_secinfo_no_name, "SECINFO_NO_NAME", 16,
-	    OPF_V41 | OPF_CFH),
-	ROW(OP4_SEQUENCE, nfs4_op_sequence, "SEQUENCE", 40, OPF_V41),
-	ROW(OP4_SET_SSV, op_notsupp, "SET_SSV", 8, OPF_V41),
-	ROW(OP4_TEST_STATEID, nfs4_op_test_stateid, "TEST_STATEID", 64, OPF_V41),
-	ROW(OP4_WANT_DELEGATION, op_notsupp, "WANT_DELEGATION", 8,
-	    OPF_V41 | OPF_CFH),
-	ROW(OP4_DESTROY_CLIENTID, nfs4_op_destroy_clientid, "DESTROY_CLIENTID",
-	    8, OPF_V41 | OPF_SOLO),
-	ROW(OP4_RECLAIM_COMPLETE, nfs4_op_reclaim_complete, "RECLAIM_COMPLETE",
-	    8, OPF_V41),
-	ROW(OP4_ALLOCATE, nfs4_op_allocate, "ALLOCATE", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_COPY, nfs4_op_copy, "COPY", 64, OPF_V42 | OPF_CFH),
-	ROW(OP4_COPY_NOTIFY, op_notsupp, "COPY_NOTIFY", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_DEALLOCATE, nfs4_op_deallocate, "DEALLOCATE", 8,
-	    OPF_V42 | OPF_CFH),
-	ROW(OP4_IO_ADVISE, op_notsupp, "IO_ADVISE", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_LAYOUTERROR, op_notsupp, "LAYOUTERROR", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_LAYOUTSTATS, op_notsupp, "LAYOUTSTATS", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_OFFLOAD_CANCEL, op_notsupp, "OFFLOAD_CANCEL", 8,
-	    OPF_V42 | OPF_CFH),
-	ROW(OP4_OFFLOAD_STATUS, op_notsupp, "OFFLOAD_STATUS", 8,
-	    OPF_V42 | OPF_CFH),
-	ROW(OP4_READ_PLUS, nfs4_op_read_plus, "READ_PLUS", 16,
-	    OPF_V42 | OPF_CFH),
-	ROW(OP4_SEEK, nfs4_op_seek, "SEEK", 16, OPF_V42 | OPF_CFH),
-	ROW(OP4_WRITE_SAME, op_notsupp, "WRITE_SAME", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_CLONE, nfs4_op_clone, "CLONE", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_GETXATTR, op_notsupp, "GETXATTR", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_SETXATTR, op_notsupp, "SETXATTR", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_LISTXATTRS, op_notsupp, "LISTXATTRS", 8, OPF_V42 | OPF_CFH),
-	ROW(OP4_REMOVEXATTR, op_notsupp, "REMOVEXATTR", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_ACCESS, nfs4_op_access, "ACCESS", 16, OPF_CFH),
+    ROW(OP4_CLOSE, nfs4_op_close, "CLOSE", 24, OPF_CFH),
+    ROW(OP4_COMMIT, nfs4_op_commit, "COMMIT", 16, OPF_CFH),
+    ROW(OP4_CREATE, nfs4_op_create, "CREATE", 48, OPF_CFH),
+    ROW(OP4_DELEGPURGE, nfs4_op_delegpurge, "DELEGPURGE", 8, 0),
+    ROW(OP4_DELEGRETURN, nfs4_op_delegreturn, "DELEGRETURN", 8, OPF_CFH),
+    ROW(OP4_GETATTR, nfs4_op_getattr, "GETATTR", 400, OPF_CFH),
+    ROW(OP4_GETFH, nfs4_op_getfh, "GETFH", 72, OPF_CFH),
+    ROW(OP4_LINK, nfs4_op_link, "LINK", 32, OPF_CFH),
+    ROW(OP4_LOCK, nfs4_op_lock, "LOCK", 1100, OPF_CFH | OPF_ERRBODY),
+    ROW(OP4_LOCKT, nfs4_op_lockt, "LOCKT", 1100, OPF_CFH | OPF_ERRBODY),
+    ROW(OP4_LOCKU, nfs4_op_locku, "LOCKU", 24, OPF_CFH),
+    ROW(OP4_LOOKUP, nfs4_op_lookup, "LOOKUP", 8, OPF_CFH | OPF_CLEARSID),
+    ROW(OP4_LOOKUPP, nfs4_op_lookupp, "LOOKUPP", 8, OPF_CFH | OPF_CLEARSID),
+    ROW(OP4_NVERIFY, nfs4_op_nverify, "NVERIFY", 8, OPF_CFH),
+    ROW(OP4_OPEN, nfs4_op_open, "OPEN", 120, OPF_CFH),
+    ROW(OP4_OPENATTR, op_notsupp, "OPENATTR", 8, OPF_CFH),
+    ROW(OP4_OPEN_CONFIRM, nfs4_op_open_confirm, "OPEN_CONFIRM", 24,
+        OPF_CFH | OPF_V40),
+    ROW(OP4_OPEN_DOWNGRADE, nfs4_op_open_downgrade, "OPEN_DOWNGRADE", 24,
+        OPF_CFH),
+    ROW(OP4_PUTFH, nfs4_op_putfh, "PUTFH", 8, OPF_CLEARSID),
+    ROW(OP4_PUTPUBFH, nfs4_op_putpubfh, "PUTPUBFH", 8, OPF_CLEARSID),
+    ROW(OP4_PUTROOTFH, nfs4_op_putrootfh, "PUTROOTFH", 8, OPF_CLEARSID),
+    ROW(OP4_READ, nfs4_op_read, "READ", 16, OPF_CFH),
+    ROW(OP4_READDIR, nfs4_op_readdir, "READDIR", 32, OPF_CFH),
+    ROW(OP4_READLINK, nfs4_op_readlink, "READLINK", 4100, OPF_CFH),
+    ROW(OP4_REMOVE, nfs4_op_remove, "REMOVE", 32, OPF_CFH),
+    ROW(OP4_RENAME, nfs4_op_rename, "RENAME", 56, OPF_CFH),
+    ROW(OP4_RENEW, nfs4_op_renew, "RENEW", 8, OPF_V40),
+    ROW(OP4_RESTOREFH, nfs4_op_restorefh, "RESTOREFH", 8, 0),
+    ROW(OP4_SAVEFH, nfs4_op_savefh, "SAVEFH", 8, OPF_CFH),
+    ROW(OP4_SECINFO, nfs4_op_secinfo, "SECINFO", 16, OPF_CFH),
+    ROW(OP4_SETATTR, nfs4_op_setattr, "SETATTR", 24, OPF_CFH | OPF_ERRBODY),
+    ROW(OP4_SETCLIENTID, nfs4_op_setclientid, "SETCLIENTID", 300,
+        OPF_V40 | OPF_ERRBODY),
+    ROW(OP4_SETCLIENTID_CONFIRM, nfs4_op_setclientid_confirm,
+        "SETCLIENTID_CONFIRM", 8, OPF_V40),
+    ROW(OP4_VERIFY, nfs4_op_verify, "VERIFY", 8, OPF_CFH),
+    ROW(OP4_WRITE, nfs4_op_write, "WRITE", 24, OPF_CFH),
+    ROW(OP4_RELEASE_LOCKOWNER, nfs4_op_release_lockowner, "RELEASE_LOCKOWNER",
+        8, OPF_V40),
+    ROW(OP4_BACKCHANNEL_CTL, op_notsupp, "BACKCHANNEL_CTL", 8, OPF_V41),
+    ROW(OP4_BIND_CONN_TO_SESSION, nfs4_op_bind_conn_to_session,
+        "BIND_CONN_TO_SESSION", 32, OPF_V41 | OPF_SOLO),
+    ROW(OP4_EXCHANGE_ID, nfs4_op_exchange_id, "EXCHANGE_ID", 1200,
+        OPF_V41 | OPF_SOLO),
+    ROW(OP4_CREATE_SESSION, nfs4_op_create_session, "CREATE_SESSION", 120,
+        OPF_V41 | OPF_SOLO),
+    ROW(OP4_DESTROY_SESSION, nfs4_op_destroy_session, "DESTROY_SESSION", 8,
+        OPF_V41 | OPF_SOLO),
+    ROW(OP4_FREE_STATEID, nfs4_op_free_stateid, "FREE_STATEID", 8, OPF_V41),
+    ROW(OP4_GET_DIR_DELEGATION, op_notsupp, "GET_DIR_DELEGATION", 8,
+        OPF_V41 | OPF_CFH),
+    ROW(OP4_GETDEVICEINFO, op_notsupp, "GETDEVICEINFO", 8, OPF_V41),
+    ROW(OP4_GETDEVICELIST, op_notsupp, "GETDEVICELIST", 8, OPF_V41 | OPF_CFH),
+    ROW(OP4_LAYOUTCOMMIT, op_notsupp, "LAYOUTCOMMIT", 8, OPF_V41 | OPF_CFH),
+    ROW(OP4_LAYOUTGET, op_notsupp, "LAYOUTGET", 8, OPF_V41 | OPF_CFH),
+    ROW(OP4_LAYOUTRETURN, op_notsupp, "LAYOUTRETURN", 8, OPF_V41 | OPF_CFH),
+    ROW(OP4_SECINFO_NO_NAME, nfs4_op_secinfo_no_name, "SECINFO_NO_NAME", 16,
+        OPF_V41 | OPF_CFH),
+    ROW(OP4_SEQUENCE, nfs4_op_sequence, "SEQUENCE", 40, OPF_V41),
+    ROW(OP4_SET_SSV, op_notsupp, "SET_SSV", 8, OPF_V41),
+    ROW(OP4_TEST_STATEID, nfs4_op_test_stateid, "TEST_STATEID", 64, OPF_V41),
+    ROW(OP4_WANT_DELEGATION, op_notsupp, "WANT_DELEGATION", 8,
+        OPF_V41 | OPF_CFH),
+    ROW(OP4_DESTROY_CLIENTID, nfs4_op_destroy_clientid, "DESTROY_CLIENTID", 8,
+        OPF_V41 | OPF_SOLO),
+    ROW(OP4_RECLAIM_COMPLETE, nfs4_op_reclaim_complete, "RECLAIM_COMPLETE", 8,
+        OPF_V41),
+    ROW(OP4_ALLOCATE, nfs4_op_allocate, "ALLOCATE", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_COPY, nfs4_op_copy, "COPY", 64, OPF_V42 | OPF_CFH),
+    ROW(OP4_COPY_NOTIFY, op_notsupp, "COPY_NOTIFY", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_DEALLOCATE, nfs4_op_deallocate, "DEALLOCATE", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_IO_ADVISE, op_notsupp, "IO_ADVISE", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_LAYOUTERROR, op_notsupp, "LAYOUTERROR", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_LAYOUTSTATS, op_notsupp, "LAYOUTSTATS", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_OFFLOAD_CANCEL, op_notsupp, "OFFLOAD_CANCEL", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_OFFLOAD_STATUS, op_notsupp, "OFFLOAD_STATUS", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_READ_PLUS, nfs4_op_read_plus, "READ_PLUS", 16, OPF_V42 | OPF_CFH),
+    ROW(OP4_SEEK, nfs4_op_seek, "SEEK", 16, OPF_V42 | OPF_CFH),
+    ROW(OP4_WRITE_SAME, op_notsupp, "WRITE_SAME", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_CLONE, nfs4_op_clone, "CLONE", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_GETXATTR, op_notsupp, "GETXATTR", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_SETXATTR, op_notsupp, "SETXATTR", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_LISTXATTRS, op_notsupp, "LISTXATTRS", 8, OPF_V42 | OPF_CFH),
+    ROW(OP4_REMOVEXATTR, op_notsupp, "REMOVEXATTR", 8, OPF_V42 | OPF_CFH),
 };
 
 /* Does minor version have this op at all? (RFC 8881 16.2.3: an operation
@@ -170,7 +165,7 @@ static size_t reply_used(const struct nfs4_compound *c)
 /* 4.1 session rules checked before an op runs (RFC 8881 2.10.6,
  * 18.46.3): SEQUENCE first, the sessionless ops alone. */
 static uint32_t session_rules(struct nfs4_compound *c,
-			      const struct nfs4_opdesc *d)
+                              const struct nfs4_opdesc *d)
 {
 	if (c->minor == 0)
 		return NFS4_OK;
@@ -200,8 +195,7 @@ static uint32_t session_rules(struct nfs4_compound *c,
 
 /* Limits on the reply before the op runs, so a non-idempotent op is not
  * done when its reply could not be sent or cached. */
-static uint32_t size_rules(struct nfs4_compound *c,
-			   const struct nfs4_opdesc *d)
+static uint32_t size_rules(struct nfs4_compound *c, const struct nfs4_opdesc *d)
 {
 	size_t after = reply_used(c) + 8 + d->rsize;
 
@@ -286,15 +280,14 @@ static uint32_t run_ops(struct nfs4_compound *c, uint32_t *nres)
 		}
 		if (c->replay_owner_set) {
 			nfs4_owner_save_reply(c->st, c->replay_owner,
-					      c->res->buf + c->oppos,
-					      c->res->len - c->oppos);
+			                      c->res->buf + c->oppos,
+			                      c->res->len - c->oppos);
 			c->replay_owner_set = false;
 		}
 		if (st != NFS4_OK) {
 			if (log_get_level() >= LOG_DEBUG)
-				log_debug("nfs4: op %u %s: status %u",
-					  c->opidx, nfs4_op_name(c->opnum),
-					  st);
+				log_debug("nfs4: op %u %s: status %u", c->opidx,
+				          nfs4_op_name(c->opnum), st);
 			break;
 		}
 		if (c->destroyed_session)
@@ -308,19 +301,87 @@ static void compound_log(const struct nfs4_compound *c, const char *what)
 	char peer[64];
 
 	log_info("%s: NFSv4 COMPOUND: %s",
-		 rpc_peer_str((const struct sockaddr *)&c->call->peer, peer,
-			      sizeof(peer)),
-		 what);
+	         rpc_peer_str((const struct sockaddr *)&c->call->peer, peer,
+	                      sizeof(peer)),
+	         what);
 }
 
 /* Header-level refusals: status, the tag, no results. */
 static int reply_empty(struct xdr_out *res, uint32_t st, const uint8_t *tag,
-		       uint32_t taglen)
+                       uint32_t taglen)
 {
 	xdr_put_u32(res, st);
 	xdr_put_opaque(res, tag, taglen);
 	xdr_put_u32(res, 0);
 	return RPC_SUCCESS;
+}
+
+/* Names of the statuses worth reading in a log. */
+static const char *nfs4_status_name(uint32_t st)
+{
+	switch (st) {
+	case NFS4_OK:
+		return "NFS4_OK";
+	case NFS4ERR_PERM:
+		return "NFS4ERR_PERM";
+	case NFS4ERR_NOENT:
+		return "NFS4ERR_NOENT";
+	case NFS4ERR_IO:
+		return "NFS4ERR_IO";
+	case NFS4ERR_ACCESS:
+		return "NFS4ERR_ACCESS";
+	case NFS4ERR_EXIST:
+		return "NFS4ERR_EXIST";
+	case NFS4ERR_NOTDIR:
+		return "NFS4ERR_NOTDIR";
+	case NFS4ERR_ISDIR:
+		return "NFS4ERR_ISDIR";
+	case NFS4ERR_INVAL:
+		return "NFS4ERR_INVAL";
+	case NFS4ERR_NOSPC:
+		return "NFS4ERR_NOSPC";
+	case NFS4ERR_ROFS:
+		return "NFS4ERR_ROFS";
+	case NFS4ERR_NOTEMPTY:
+		return "NFS4ERR_NOTEMPTY";
+	case NFS4ERR_STALE:
+		return "NFS4ERR_STALE";
+	case NFS4ERR_BADHANDLE:
+		return "NFS4ERR_BADHANDLE";
+	case NFS4ERR_NOTSUPP:
+		return "NFS4ERR_NOTSUPP";
+	case NFS4ERR_DELAY:
+		return "NFS4ERR_DELAY";
+	case NFS4ERR_DENIED:
+		return "NFS4ERR_DENIED";
+	case NFS4ERR_GRACE:
+		return "NFS4ERR_GRACE";
+	case NFS4ERR_SHARE_DENIED:
+		return "NFS4ERR_SHARE_DENIED";
+	case NFS4ERR_RESOURCE:
+		return "NFS4ERR_RESOURCE";
+	case NFS4ERR_NOFILEHANDLE:
+		return "NFS4ERR_NOFILEHANDLE";
+	case NFS4ERR_STALE_CLIENTID:
+		return "NFS4ERR_STALE_CLIENTID";
+	case NFS4ERR_BAD_STATEID:
+		return "NFS4ERR_BAD_STATEID";
+	case NFS4ERR_BAD_SEQID:
+		return "NFS4ERR_BAD_SEQID";
+	case NFS4ERR_BADXDR:
+		return "NFS4ERR_BADXDR";
+	case NFS4ERR_OP_ILLEGAL:
+		return "NFS4ERR_OP_ILLEGAL";
+	case NFS4ERR_BADSESSION:
+		return "NFS4ERR_BADSESSION";
+	case NFS4ERR_SEQ_MISORDERED:
+		return "NFS4ERR_SEQ_MISORDERED";
+	case NFS4ERR_REP_TOO_BIG:
+		return "NFS4ERR_REP_TOO_BIG";
+	case NFS4ERR_TOO_MANY_OPS:
+		return "NFS4ERR_TOO_MANY_OPS";
+	}
+	return NULL;
 }
 
 static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
@@ -330,6 +391,10 @@ static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
 	uint32_t taglen, nres = 0, st;
 	size_t count_pos;
 
+	/* COMPOUND4res begins with the status: the runtime counts errors
+	 * from it. */
+	call->status_first = true;
+	call->status_name = nfs4_status_name;
 	memset(&c, 0, sizeof(c));
 	c.call = call;
 	c.srv = call->ctx;
@@ -344,17 +409,15 @@ static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
 	}
 	if (c.minor > NFS4_MAX_MINOR)
 		return reply_empty(res, NFS4ERR_MINOR_VERS_MISMATCH, tag,
-				   taglen > NFS4_TAG_MAX ? 0 : taglen);
+		                   taglen > NFS4_TAG_MAX ? 0 : taglen);
 	if (taglen > NFS4_TAG_MAX)
-		return reply_empty(res,
-				   c.minor ? NFS4ERR_REQ_TOO_BIG
-					   : NFS4ERR_RESOURCE,
-				   NULL, 0);
+		return reply_empty(
+		    res, c.minor ? NFS4ERR_REQ_TOO_BIG : NFS4ERR_RESOURCE, NULL,
+		    0);
 	if (c.nops > NFS4_MAX_OPS)
-		return reply_empty(res,
-				   c.minor ? NFS4ERR_TOO_MANY_OPS
-					   : NFS4ERR_RESOURCE,
-				   tag, taglen);
+		return reply_empty(
+		    res, c.minor ? NFS4ERR_TOO_MANY_OPS : NFS4ERR_RESOURCE, tag,
+		    taglen);
 	if (!c.srv)
 		return RPC_SYSTEM_ERR;
 	c.st = nfs4_server_get(c.srv);
@@ -374,7 +437,7 @@ static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
 	}
 	if (c.session)
 		nfs4_session_done(&c, res->buf + c.res_start,
-				  res->len - c.res_start);
+		                  res->len - c.res_start);
 	exports_release(c.tab);
 	if (st == NFS4ERR_BADXDR && nres == 0) {
 		compound_log(&c, "undecodable operation");
@@ -391,12 +454,12 @@ static int nfs4_null(struct rpc_call *call, struct xdr_out *res)
 }
 
 static const struct rpc_proc nfs4_procs[] = {
-	[0] = {.name = "NULL", .fn = nfs4_null},
-	[1] = {.name = "COMPOUND", .fn = nfs4_compound_proc},
+    [0] = {.name = "NULL", .fn = nfs4_null},
+    [1] = {.name = "COMPOUND", .fn = nfs4_compound_proc},
 };
 
 const struct rpc_version nfs4_version = {
-	.vers = 4,
-	.procs = nfs4_procs,
-	.nprocs = 2,
+    .vers = 4,
+    .procs = nfs4_procs,
+    .nprocs = 2,
 };

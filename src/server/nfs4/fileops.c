@@ -90,6 +90,7 @@ uint32_t nfs4_op_putfh(struct nfs4_compound *c)
 
 	if (!xdr_get_opaque_ref(c->args, &p, &n, NFS4_FHSIZE))
 		return NFS4ERR_BADXDR;
+	rpc_call_set_fh(c->call, p, n); /* for the error log */
 	st = nfs4_fh_from_wire(c, p, n, &fh);
 	if (st)
 		return st;
@@ -144,7 +145,7 @@ static uint32_t lookup_name(struct nfs4_compound *c, const char *name)
 		return st;
 	}
 	rc = c->cfh.ex->ops->lookup(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				    name, &bh, &a);
+	                            name, &bh, &a);
 	if (rc)
 		return nfs4_errno(rc);
 	c->cfh.bh = bh;
@@ -184,16 +185,16 @@ uint32_t nfs4_op_access(struct nfs4_compound *c)
 	want &= ACCESS4_ALL;
 	if (c->cfh.kind == FH4_PSEUDO) {
 		granted = want & (BK_ACCESS_READ | BK_ACCESS_LOOKUP |
-				  BK_ACCESS_EXECUTE);
+		                  BK_ACCESS_EXECUTE);
 	} else {
 		rc = c->cfh.ex->ops->access(c->cfh.ex->bk, &c->cfh.cred,
-					    &c->cfh.bh, want, &granted);
+		                            &c->cfh.bh, want, &granted);
 		if (rc)
 			return nfs4_errno(rc);
 		if (!c->cfh.rw)
-			granted &= ~(uint32_t)(BK_ACCESS_MODIFY |
-					       BK_ACCESS_EXTEND |
-					       BK_ACCESS_DELETE);
+			granted &=
+			    ~(uint32_t)(BK_ACCESS_MODIFY | BK_ACCESS_EXTEND |
+			                BK_ACCESS_DELETE);
 		granted &= want;
 	}
 	xdr_put_u32(c->res, want);
@@ -213,7 +214,7 @@ uint32_t nfs4_op_readlink(struct nfs4_compound *c)
 	if (t != BK_LNK)
 		return t == BK_DIR ? NFS4ERR_ISDIR : NFS4ERR_INVAL;
 	rc = c->cfh.ex->ops->readlink(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				      buf, sizeof(buf));
+	                              buf, sizeof(buf));
 	if (rc < 0)
 		return nfs4_errno(rc);
 	buf[sizeof(buf) - 1] = 0;
@@ -291,16 +292,16 @@ uint32_t nfs4_op_create(struct nfs4_compound *c)
 	switch (a.type) {
 	case NF4DIR:
 		rc = d->ex->ops->mkdir(d->ex->bk, &d->cred, &d->bh, a.name,
-				       &a.sa, &out, &attr);
+		                       &a.sa, &out, &attr);
 		break;
 	case NF4LNK:
 		rc = d->ex->ops->symlink(d->ex->bk, &d->cred, &d->bh, a.name,
-					 a.link, &a.sa, &out, &attr);
+		                         a.link, &a.sa, &out, &attr);
 		break;
 	default:
 		rc = d->ex->ops->mknod(d->ex->bk, &d->cred, &d->bh, a.name,
-				       (enum bk_ftype)a.type, a.major, a.minor,
-				       &a.sa, &out, &attr);
+		                       (enum bk_ftype)a.type, a.major, a.minor,
+		                       &a.sa, &out, &attr);
 		break;
 	}
 	if (rc)
@@ -347,8 +348,7 @@ static uint32_t same_export(struct nfs4_compound *c)
 	if (c->sfh.kind == FH4_NONE)
 		return NFS4ERR_NOFILEHANDLE;
 	if (c->sfh.kind == FH4_PSEUDO || c->cfh.kind == FH4_PSEUDO)
-		return c->sfh.kind == c->cfh.kind ? NFS4ERR_ROFS
-						  : NFS4ERR_XDEV;
+		return c->sfh.kind == c->cfh.kind ? NFS4ERR_ROFS : NFS4ERR_XDEV;
 	if (c->sfh.ex != c->cfh.ex)
 		return NFS4ERR_XDEV;
 	return NFS4_OK;
@@ -402,10 +402,9 @@ uint32_t nfs4_op_link(struct nfs4_compound *c)
 	return NFS4_OK;
 }
 
-bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x,
-		     size_t limit, uint64_t cookie, const char *name,
-		     uint32_t namelen, const uint32_t req[3],
-		     struct nfs4_attr_src *src)
+bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
+                     uint64_t cookie, const char *name, uint32_t namelen,
+                     const uint32_t req[3], struct nfs4_attr_src *src)
 {
 	size_t pos = x->len;
 	uint32_t none[3] = {0, 0, 0};
@@ -458,14 +457,14 @@ static int rd_entry(void *arg, const struct bk_dirent *e)
 	memset(&src, 0, sizeof(src));
 	src.fh = &fh;
 	rc = c->cfh.ex->ops->lookup(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				    name, &h, &src.a);
+	                            name, &h, &src.a);
 	if (rc == -ENOENT)
 		return 0; /* gone since the listing was read */
 	if (rc)
 		src.rdattr_error = nfs4_errno(rc);
 	fh.bh = h;
 	if (!nfs4_put_dirent(c, c->res, r->limit, e->cookie, name, e->namelen,
-			     r->req, &src))
+	                     r->req, &src))
 		return 1;
 	r->n++;
 	return 0;
@@ -521,7 +520,7 @@ uint32_t nfs4_op_readdir(struct nfs4_compound *c)
 	r.req = req;
 	r.limit = body + maxcount - 8;
 	rc = c->cfh.ex->ops->readdir(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				     cookie, rd_entry, &r, &eof);
+	                             cookie, rd_entry, &r, &eof);
 	if (rc < 0) {
 		xdr_out_truncate(c->res, body);
 		return rc == -EINVAL ? NFS4ERR_BAD_COOKIE : nfs4_errno(rc);

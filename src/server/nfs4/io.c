@@ -41,7 +41,7 @@ static uint32_t decode_createhow(struct nfs4_compound *c, struct open_req *o)
 		return nfs4_decode_sattr(c, c->args, &o->sa, o->set);
 	case EXCLUSIVE4:
 		return xdr_get_fixed(c->args, o->verf, 8) ? NFS4_OK
-							  : NFS4ERR_BADXDR;
+		                                          : NFS4ERR_BADXDR;
 	case EXCLUSIVE4_1:
 		if (c->minor < 1)
 			return NFS4ERR_BADXDR;
@@ -62,7 +62,7 @@ static uint32_t decode_open(struct nfs4_compound *c, struct open_req *o)
 	    !xdr_get_u32(c->args, &o->a.deny) ||
 	    !xdr_get_u64(c->args, &o->a.clientid) ||
 	    !xdr_get_opaque_ref(c->args, &o->a.owner, &o->a.ownerlen,
-				NFS4_OPAQUE_LIMIT) ||
+	                        NFS4_OPAQUE_LIMIT) ||
 	    !xdr_get_u32(c->args, &o->opentype))
 		return NFS4ERR_BADXDR;
 	if (o->opentype == OPEN4_CREATE) {
@@ -91,7 +91,7 @@ static uint32_t decode_open(struct nfs4_compound *c, struct open_req *o)
 		if (!c->minor)
 			return NFS4ERR_BADXDR;
 		return nfs4_get_stateid(c->args, &sid) ? NFS4_OK
-						       : NFS4ERR_BADXDR;
+		                                       : NFS4ERR_BADXDR;
 	}
 	return NFS4ERR_BADXDR;
 }
@@ -108,7 +108,7 @@ static uint64_t dir_change(const struct nfs4_fh *d)
 /* CLAIM_NULL: find or make name in the current directory; the current fh
  * becomes the file. */
 static uint32_t open_by_name(struct nfs4_compound *c, struct open_req *o,
-			     uint64_t *before, uint64_t *after)
+                             uint64_t *before, uint64_t *after)
 {
 	struct nfs4_fh *d = &c->cfh;
 	struct bk_handle h;
@@ -146,16 +146,16 @@ static uint32_t open_by_name(struct nfs4_compound *c, struct open_req *o,
 		if (o->createmode == EXCLUSIVE4 ||
 		    o->createmode == EXCLUSIVE4_1) {
 			rc = d->ex->ops->create(d->ex->bk, &d->cred, &d->bh,
-						o->name, BK_CREATE_EXCLUSIVE,
-						NULL, o->verf, &h, &a);
+			                        o->name, BK_CREATE_EXCLUSIVE,
+			                        NULL, o->verf, &h, &a);
 			if (o->createmode == EXCLUSIVE4)
 				o->set[0] = o->set[1] = o->set[2] = 0;
 		} else {
 			rc = d->ex->ops->create(
-				d->ex->bk, &d->cred, &d->bh, o->name,
-				o->createmode == GUARDED4 ? BK_CREATE_GUARDED
-							  : BK_CREATE_UNCHECKED,
-				&o->sa, NULL, &h, &a);
+			    d->ex->bk, &d->cred, &d->bh, o->name,
+			    o->createmode == GUARDED4 ? BK_CREATE_GUARDED
+			                              : BK_CREATE_UNCHECKED,
+			    &o->sa, NULL, &h, &a);
 			o->sa.mask = 0; /* applied by create */
 		}
 		if (rc)
@@ -209,7 +209,7 @@ static uint32_t open_apply_attrs(struct nfs4_compound *c, struct open_req *o)
 	if (!o->sa.mask)
 		return NFS4_OK;
 	rc = c->cfh.ex->ops->setattr(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-				     &o->sa, &after);
+	                             &o->sa, &after);
 	return nfs4_errno(rc);
 }
 
@@ -259,7 +259,7 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 	nfs4_put_stateid(c->res, &sid);
 	nfs4_put_cinfo(c->res, false, before, after);
 	xdr_put_u32(c->res, OPEN4_RESULT_LOCKTYPE_POSIX |
-				    (confirm ? OPEN4_RESULT_CONFIRM : 0));
+	                        (confirm ? OPEN4_RESULT_CONFIRM : 0));
 	nfs4_put_bitmap(c->res, o.set);
 	xdr_put_u32(c->res, 0); /* OPEN_DELEGATE_NONE */
 	return NFS4_OK;
@@ -286,9 +286,8 @@ uint32_t nfs4_op_open_downgrade(struct nfs4_compound *c)
 	struct nfs4_stateid sid;
 	uint32_t seqid, access, deny, st;
 
-	if (!nfs4_get_stateid(c->args, &sid) ||
-	    !xdr_get_u32(c->args, &seqid) || !xdr_get_u32(c->args, &access) ||
-	    !xdr_get_u32(c->args, &deny))
+	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u32(c->args, &seqid) ||
+	    !xdr_get_u32(c->args, &access) || !xdr_get_u32(c->args, &deny))
 		return NFS4ERR_BADXDR;
 	access &= 0xff;
 	st = nfs4_need_export(c);
@@ -340,7 +339,7 @@ static uint32_t need_regular(struct nfs4_compound *c)
 
 /* How many data bytes fit in this reply (4.1 ca_maxresponsesize). */
 uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
-		      uint32_t overhead)
+                      uint32_t overhead)
 {
 	size_t used, room;
 
@@ -382,7 +381,7 @@ uint32_t nfs4_op_read(struct nfs4_compound *c)
 	if (!p)
 		return NFS4ERR_RESOURCE;
 	n = c->cfh.ex->ops->read(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, p,
-				 count, off, &eof);
+	                         count, off, &eof);
 	if (n < 0) {
 		xdr_out_truncate(c->res, eofpos);
 		return nfs4_errno((int)n);
@@ -425,7 +424,7 @@ uint32_t nfs4_op_write(struct nfs4_compound *c)
 	if (c->cfh.rule && (c->cfh.rule->flags & EXP_SYNC))
 		stable = BK_FILE_SYNC;
 	n = c->cfh.ex->ops->write(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, p,
-				  len, off, (enum bk_stable)stable, &committed);
+	                          len, off, (enum bk_stable)stable, &committed);
 	if (n < 0)
 		return nfs4_errno((int)n);
 	xdr_put_u32(c->res, (uint32_t)n);

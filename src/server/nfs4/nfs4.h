@@ -194,11 +194,11 @@ enum {
 
 /* ---- limits ---- */
 #define NFS4_MAX_MINOR 2
-#define NFS4_MAX_OPS 128	       /* per COMPOUND (TOO_MANY_OPS/RESOURCE) */
-#define NFS4_TAG_MAX 256	       /* longer tags are refused (BADXDR) */
-#define NFS4_OPAQUE_LIMIT 1024	       /* owners, client ids */
-#define NFS4_MAXIO (1024 * 1024)       /* maxread, maxwrite */
-#define NFS4_RPC_HDR 24		       /* accepted reply header, AUTH_NONE */
+#define NFS4_MAX_OPS 128         /* per COMPOUND (TOO_MANY_OPS/RESOURCE) */
+#define NFS4_TAG_MAX 256         /* longer tags are refused (BADXDR) */
+#define NFS4_OPAQUE_LIMIT 1024   /* owners, client ids */
+#define NFS4_MAXIO (1024 * 1024) /* maxread, maxwrite */
+#define NFS4_RPC_HDR 24          /* accepted reply header, AUTH_NONE */
 #define NFS4_MAX_SLOTS 64
 #define NFS4_VERIFIER_SIZE 8
 #define NFS4_SESSIONID_SIZE 16
@@ -220,7 +220,7 @@ enum nfs4_fh_kind { FH4_NONE = 0, FH4_PSEUDO, FH4_EXPORT };
 struct nfs4_fh {
 	enum nfs4_fh_kind kind;
 	struct export *ex; /* FH4_EXPORT; for FH4_PSEUDO any export below */
-	size_t plen;	   /* FH4_PSEUDO */
+	size_t plen;       /* FH4_PSEUDO */
 	struct bk_handle bh;
 	const struct export_rule *rule;
 	struct bk_cred cred;
@@ -241,7 +241,7 @@ struct nfs4_compound {
 	struct xdr_in *args;
 	struct xdr_out *res;
 	size_t res_start; /* where this COMPOUND's reply body begins */
-	size_t oppos;	  /* where the current op's status word is */
+	size_t oppos;     /* where the current op's status word is */
 	struct nfs4_fh cfh, sfh;
 	struct nfs4_stateid cur_sid, saved_sid;
 	bool cur_sid_set, saved_sid_set;
@@ -277,18 +277,18 @@ bool nfs4_put_bitmap(struct xdr_out *x, const uint32_t bm[3]);
 uint32_t nfs4_get_name(struct xdr_in *x, char name[BK_NAME_MAX + 1]);
 bool nfs4_put_time(struct xdr_out *x, const struct timespec *t);
 bool nfs4_put_cinfo(struct xdr_out *x, bool atomic, uint64_t before,
-		    uint64_t after);
+                    uint64_t after);
 
 /* ---- pseudofs.c: name space and file handles ---- */
 uint32_t nfs4_fh_root(struct nfs4_compound *c, struct nfs4_fh *fh);
 uint32_t nfs4_fh_from_wire(struct nfs4_compound *c, const uint8_t *p,
-			   uint32_t len, struct nfs4_fh *fh);
+                           uint32_t len, struct nfs4_fh *fh);
 uint32_t nfs4_fh_to_wire(struct nfs4_compound *c, const struct nfs4_fh *fh,
-			 struct nfs_fh *out);
+                         struct nfs_fh *out);
 uint32_t nfs4_pseudo_lookup(struct nfs4_compound *c, const struct nfs4_fh *dir,
-			    const char *name, struct nfs4_fh *out);
+                            const char *name, struct nfs4_fh *out);
 uint32_t nfs4_lookupp(struct nfs4_compound *c, const struct nfs4_fh *fh,
-		      struct nfs4_fh *out);
+                      struct nfs4_fh *out);
 uint64_t nfs4_pseudo_fileid(const struct nfs4_fh *fh);
 /* mounted_on_fileid of an export root: its node in the pseudo tree. */
 uint64_t nfs4_export_mounted_on(const struct export *ex);
@@ -296,28 +296,28 @@ bool nfs4_fh_is_export_root(const struct nfs4_fh *fh);
 /* READDIR of a pseudo directory: entries from cookie; encodes the entry
  * list like fileops.c does. */
 uint32_t nfs4_pseudo_readdir(struct nfs4_compound *c, uint64_t cookie,
-			     uint32_t maxcount, const uint32_t req[3]);
+                             uint32_t maxcount, const uint32_t req[3]);
 
 /* ---- attr.c ---- */
 struct nfs4_attr_src {
 	const struct nfs4_fh *fh;
-	struct bk_attr a;	/* filled for FH4_EXPORT */
-	uint32_t rdattr_error;	/* if non-zero, only rdattr_error is given */
+	struct bk_attr a;      /* filled for FH4_EXPORT */
+	uint32_t rdattr_error; /* if non-zero, only rdattr_error is given */
 	bool mounted_on_set;
 	uint64_t mounted_on;
 };
 void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3]);
 /* Fill src->a for the object (backend getattr or pseudo attributes). */
 uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
-			struct nfs4_attr_src *src);
+                        struct nfs4_attr_src *src);
 /* Encode fattr4 (bitmap of what is given, then attrlist4). getattr is
  * true for GETATTR (write-only attributes are then an error). */
 uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
-			   const uint32_t req[3], struct nfs4_attr_src *src);
+                           const uint32_t req[3], struct nfs4_attr_src *src);
 /* Decode fattr4 for SETATTR/CREATE/OPEN into sa; the attributes given go
  * to set[] (attrset of the reply). */
 uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
-			   struct bk_setattr *sa, uint32_t set[3]);
+                           struct bk_setattr *sa, uint32_t set[3]);
 uint32_t nfs4_op_getattr(struct nfs4_compound *c);
 uint32_t nfs4_op_setattr(struct nfs4_compound *c);
 uint32_t nfs4_op_verify(struct nfs4_compound *c);
@@ -346,10 +346,9 @@ uint32_t nfs4_op_secinfo(struct nfs4_compound *c);
 uint32_t nfs4_op_secinfo_no_name(struct nfs4_compound *c);
 /* Encode one READDIR entry (value-follows, cookie, name, attrs); false if
  * it does not fit in limit bytes of x (x is then unchanged). */
-bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x,
-		     size_t limit, uint64_t cookie, const char *name,
-		     uint32_t namelen, const uint32_t req[3],
-		     struct nfs4_attr_src *src);
+bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
+                     uint64_t cookie, const char *name, uint32_t namelen,
+                     const uint32_t req[3], struct nfs4_attr_src *src);
 
 /* ---- io.c ---- */
 uint32_t nfs4_op_open(struct nfs4_compound *c);
@@ -363,7 +362,7 @@ uint32_t nfs4_op_delegreturn(struct nfs4_compound *c);
 uint32_t nfs4_op_delegpurge(struct nfs4_compound *c);
 /* Data bytes that fit in the reply after overhead more bytes. */
 uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
-		      uint32_t overhead);
+                      uint32_t overhead);
 
 /* ---- v42.c ---- */
 uint32_t nfs4_op_read_plus(struct nfs4_compound *c);
@@ -383,18 +382,18 @@ void nfs4_state_sweep(struct nfs4_server *st);
 /* Check a stateid for I/O on the current file (READ/WRITE/SETATTR size,
  * 4.2 ops): special stateids, open modes, share reservations. */
 uint32_t nfs4_check_io_stateid(struct nfs4_compound *c,
-			       const struct nfs4_stateid *sid, int mode);
+                               const struct nfs4_stateid *sid, int mode);
 /* Replace the 4.1 "current stateid" special value by the compound's. */
 uint32_t nfs4_resolve_stateid(struct nfs4_compound *c,
-			      struct nfs4_stateid *sid);
+                              struct nfs4_stateid *sid);
 void nfs4_set_cur_stateid(struct nfs4_compound *c,
-			  const struct nfs4_stateid *sid);
+                          const struct nfs4_stateid *sid);
 /* 4.1 sessions: SEQUENCE bookkeeping done by the compound loop. */
 void nfs4_session_done(struct nfs4_compound *c, const uint8_t *reply,
-		       size_t len);
+                       size_t len);
 /* 4.0: store an owner's last reply for seqid replay. */
 void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
-			   const uint8_t *p, size_t len);
+                           const uint8_t *p, size_t len);
 bool nfs4_in_grace(struct nfs4_server *st);
 
 uint32_t nfs4_op_setclientid(struct nfs4_compound *c);
@@ -427,17 +426,17 @@ struct nfs4_open_args {
 /* Check owner/seqid before the file system is touched. Returns NFS4_OK,
  * an error, or NFS4_REPLAYED (the reply was written). */
 uint32_t nfs4_open_begin(struct nfs4_compound *c,
-			 const struct nfs4_open_args *a);
+                         const struct nfs4_open_args *a);
 /* Record the open of the current file; fills sid and *confirm (4.0). */
 uint32_t nfs4_open_finish(struct nfs4_compound *c,
-			  const struct nfs4_open_args *a,
-			  struct nfs4_stateid *sid, bool *confirm);
+                          const struct nfs4_open_args *a,
+                          struct nfs4_stateid *sid, bool *confirm);
 uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
-				 struct nfs4_stateid *sid);
+                                 struct nfs4_stateid *sid);
 uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
-				   struct nfs4_stateid *sid, uint32_t access,
-				   uint32_t deny);
+                                   struct nfs4_stateid *sid, uint32_t access,
+                                   uint32_t deny);
 uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
-			  struct nfs4_stateid *sid);
+                          struct nfs4_stateid *sid);
 
 #endif

@@ -44,7 +44,7 @@ static bool admitted(const struct nfs4_compound *c, const struct export *ex)
 
 /* The export whose path is exactly p[0..n), if the client may see it. */
 static struct export *export_at(const struct nfs4_compound *c, const char *p,
-				size_t n)
+                                size_t n)
 {
 	if (n == 0) {
 		p = "/";
@@ -60,8 +60,8 @@ static struct export *export_at(const struct nfs4_compound *c, const char *p,
 }
 
 /* An admitted export strictly below the directory p[0..n) ("" = root). */
-static struct export *export_below(const struct nfs4_compound *c,
-				   const char *p, size_t n)
+static struct export *export_below(const struct nfs4_compound *c, const char *p,
+                                   size_t n)
 {
 	for (size_t i = 0; i < c->tab->n; i++) {
 		struct export *ex = &c->tab->v[i];
@@ -69,7 +69,7 @@ static struct export *export_below(const struct nfs4_compound *c,
 		if (!admitted(c, ex) || l <= n + 1)
 			continue;
 		if (n == 0 ? ex->path[0] == '/'
-			   : !memcmp(ex->path, p, n) && ex->path[n] == '/')
+		           : !memcmp(ex->path, p, n) && ex->path[n] == '/')
 			return ex;
 	}
 	return NULL;
@@ -86,7 +86,7 @@ static void set_pseudo(struct nfs4_fh *fh, struct export *ex, size_t plen)
 /* An export file handle for this call: the export's rules admit the
  * client, "secure" wants a privileged port, credentials are squashed. */
 static uint32_t set_export(struct nfs4_compound *c, struct export *ex,
-			   const struct bk_handle *bh, struct nfs4_fh *fh)
+                           const struct bk_handle *bh, struct nfs4_fh *fh)
 {
 	const struct export_rule *rule = export_match(ex, peer_of(c));
 
@@ -105,7 +105,7 @@ static uint32_t set_export(struct nfs4_compound *c, struct export *ex,
 }
 
 static uint32_t export_root_fh(struct nfs4_compound *c, struct export *ex,
-			       struct nfs4_fh *fh)
+                               struct nfs4_fh *fh)
 {
 	struct bk_handle bh;
 	int rc = ex->ops->root(ex->bk, &bh);
@@ -117,7 +117,7 @@ static uint32_t export_root_fh(struct nfs4_compound *c, struct export *ex,
 
 /* A path in the tree: an export root, a pseudo directory, or nothing. */
 static uint32_t node_at(struct nfs4_compound *c, const char *p, size_t n,
-			struct nfs4_fh *fh)
+                        struct nfs4_fh *fh)
 {
 	struct export *ex = export_at(c, p, n);
 
@@ -140,7 +140,7 @@ uint32_t nfs4_fh_root(struct nfs4_compound *c, struct nfs4_fh *fh)
 }
 
 static uint32_t pseudo_from_hash(struct nfs4_compound *c, uint64_t h,
-				 struct nfs4_fh *fh)
+                                 struct nfs4_fh *fh)
 {
 	if (h == path_hash("", 0))
 		return node_at(c, "", 0, fh);
@@ -159,7 +159,7 @@ static uint32_t pseudo_from_hash(struct nfs4_compound *c, uint64_t h,
 }
 
 uint32_t nfs4_fh_from_wire(struct nfs4_compound *c, const uint8_t *p,
-			   uint32_t len, struct nfs4_fh *fh)
+                           uint32_t len, struct nfs4_fh *fh)
 {
 	struct export *ex;
 	struct bk_handle bh;
@@ -180,7 +180,7 @@ uint32_t nfs4_fh_from_wire(struct nfs4_compound *c, const uint8_t *p,
 }
 
 uint32_t nfs4_fh_to_wire(struct nfs4_compound *c, const struct nfs4_fh *fh,
-			 struct nfs_fh *out)
+                         struct nfs_fh *out)
 {
 	if (fh->kind == FH4_PSEUDO) {
 		uint64_t h = nfs4_pseudo_fileid(fh);
@@ -213,12 +213,12 @@ bool nfs4_fh_is_export_root(const struct nfs4_fh *fh)
 
 	if (fh->kind != FH4_EXPORT || fh->ex->ops->root(fh->ex->bk, &root))
 		return false;
-	return root.len == fh->bh.len && !memcmp(root.data, fh->bh.data,
-						  root.len);
+	return root.len == fh->bh.len &&
+	       !memcmp(root.data, fh->bh.data, root.len);
 }
 
 uint32_t nfs4_pseudo_lookup(struct nfs4_compound *c, const struct nfs4_fh *dir,
-			    const char *name, struct nfs4_fh *out)
+                            const char *name, struct nfs4_fh *out)
 {
 	char path[BK_PATH_MAX];
 	size_t n = dir->ex ? dir->plen : 0;
@@ -236,7 +236,7 @@ uint32_t nfs4_pseudo_lookup(struct nfs4_compound *c, const struct nfs4_fh *dir,
 
 /* The parent of the tree node at p[0..n) (n > 0). */
 static uint32_t parent_node(struct nfs4_compound *c, const char *p, size_t n,
-			    struct nfs4_fh *out)
+                            struct nfs4_fh *out)
 {
 	while (n > 0 && p[n - 1] != '/')
 		n--;
@@ -246,7 +246,7 @@ static uint32_t parent_node(struct nfs4_compound *c, const char *p, size_t n,
 }
 
 uint32_t nfs4_lookupp(struct nfs4_compound *c, const struct nfs4_fh *fh,
-		      struct nfs4_fh *out)
+                      struct nfs4_fh *out)
 {
 	struct bk_handle bh;
 	struct bk_attr a;
@@ -273,7 +273,7 @@ uint32_t nfs4_lookupp(struct nfs4_compound *c, const struct nfs4_fh *fh,
 
 /* The next path component of ex below the pseudo directory dir. */
 static bool child_of(const struct nfs4_compound *c, const struct export *ex,
-		     const struct nfs4_fh *dir, const char **s, size_t *l)
+                     const struct nfs4_fh *dir, const char **s, size_t *l)
 {
 	size_t n = dir->plen;
 
@@ -290,7 +290,7 @@ static bool child_of(const struct nfs4_compound *c, const struct export *ex,
 /* The want-th distinct child name of the pseudo directory dir; false when
  * there are no more. */
 static bool pseudo_child(struct nfs4_compound *c, const struct nfs4_fh *dir,
-			 size_t want, const char **name, size_t *namelen)
+                         size_t want, const char **name, size_t *namelen)
 {
 	size_t seen = 0;
 
@@ -319,7 +319,7 @@ static bool pseudo_child(struct nfs4_compound *c, const struct nfs4_fh *dir,
  * (0, 1 and 2 are reserved, RFC 7530 16.24.4). The verifier is zero:
  * the listing changes only with the exports. */
 uint32_t nfs4_pseudo_readdir(struct nfs4_compound *c, uint64_t cookie,
-			     uint32_t maxcount, const uint32_t req[3])
+                             uint32_t maxcount, const uint32_t req[3])
 {
 	struct xdr_out *x = c->res;
 	size_t limit = x->len + maxcount;
@@ -332,7 +332,7 @@ uint32_t nfs4_pseudo_readdir(struct nfs4_compound *c, uint64_t cookie,
 	xdr_put_fixed(x, verf, 8);
 	if (limit < x->len + 8)
 		return NFS4ERR_TOOSMALL;
-	limit -= 8; /* room for the end of the list and eof */
+	limit -= 8;     /* room for the end of the list and eof */
 	if (!c->cfh.ex) /* a root with no exports */
 		goto done;
 	for (; pseudo_child(c, &c->cfh, i, &name, &namelen); i++, n++) {
@@ -357,7 +357,7 @@ uint32_t nfs4_pseudo_readdir(struct nfs4_compound *c, uint64_t cookie,
 			src.mounted_on = nfs4_export_mounted_on(fh.ex);
 		}
 		if (!nfs4_put_dirent(c, x, limit, i + 3, nm, namelen, req,
-				     &src)) {
+		                     &src)) {
 			if (n == 0)
 				return NFS4ERR_TOOSMALL;
 			xdr_put_u32(x, 0);

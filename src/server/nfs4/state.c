@@ -45,7 +45,10 @@ time_t nfs4_now(void)
 	return ts.tv_sec;
 }
 
-uint64_t nfs4_new_id(struct nfs4_server *st) { return ++st->next_id; }
+uint64_t nfs4_new_id(struct nfs4_server *st)
+{
+	return ++st->next_id;
+}
 
 /* ---- the record of confirmed clients (grace after restart) ---- */
 
@@ -129,7 +132,7 @@ static void record_load(struct nfs4_server *st)
 	if (st->nreclaim) {
 		st->grace_end = nfs4_now() + st->lease;
 		log_info("nfs4: grace period of %us for %zu client(s)",
-			 st->lease, st->nreclaim);
+		         st->lease, st->nreclaim);
 	}
 }
 
@@ -193,15 +196,15 @@ static struct nfs4_server *server_new(struct snfsd *s)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		st->epoch = (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
-				       (uint64_t)ts.tv_nsec / 1000u);
+		                       (uint64_t)ts.tv_nsec / 1000u);
 	}
 	st->last_sweep = nfs4_now();
 	if (s->cfg.state_dir) {
 		size_t n = strlen(s->cfg.state_dir) + sizeof(RECORD_FILE) + 2;
 		st->record_path = malloc(n);
 		if (st->record_path)
-			snprintf(st->record_path, n, "%s/%s",
-				 s->cfg.state_dir, RECORD_FILE);
+			snprintf(st->record_path, n, "%s/%s", s->cfg.state_dir,
+			         RECORD_FILE);
 	}
 	record_load(st);
 	return st;
@@ -218,7 +221,7 @@ struct nfs4_server *nfs4_server_get(struct snfsd *s)
 	if (!st)
 		return NULL;
 	if (!__atomic_compare_exchange_n(&s->nfs4, &expect, st, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		nfs4_server_free(st);
 		return expect;
 	}
@@ -297,7 +300,10 @@ void nfs4_server_free(struct nfs4_server *st)
 	free(st);
 }
 
-uint32_t nfs4_lease_time(const struct nfs4_server *st) { return st->lease; }
+uint32_t nfs4_lease_time(const struct nfs4_server *st)
+{
+	return st->lease;
+}
 
 static bool client_busy(const struct nfs4_client *cl)
 {
@@ -312,19 +318,22 @@ void nfs4_state_sweep(struct nfs4_server *st)
 	time_t now = nfs4_now();
 	struct nfs4_client *cl, *next;
 
+	/* Cheap check first: most COMPOUNDs come within the same second. */
+	if (now - __atomic_load_n(&st->last_sweep, __ATOMIC_RELAXED) < 1)
+		return;
 	pthread_mutex_lock(&st->lock);
 	if (now - st->last_sweep < 1) {
 		pthread_mutex_unlock(&st->lock);
 		return;
 	}
-	st->last_sweep = now;
+	__atomic_store_n(&st->last_sweep, now, __ATOMIC_RELAXED);
 	for (cl = st->clients; cl; cl = next) {
 		next = cl->next;
 		if (now - cl->renewed <= (time_t)st->lease || client_busy(cl))
 			continue;
 		log_info("nfs4: client %016llx lease expired; its state is "
-			 "freed",
-			 (unsigned long long)cl->clientid);
+		         "freed",
+		         (unsigned long long)cl->clientid);
 		client_destroy(st, cl);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -333,7 +342,7 @@ void nfs4_state_sweep(struct nfs4_server *st)
 /* ---- clients ---- */
 
 struct nfs4_client *nfs4_client_find(struct nfs4_server *st, uint64_t id,
-				     bool confirmed_only)
+                                     bool confirmed_only)
 {
 	for (struct nfs4_client *cl = st->clients; cl; cl = cl->next)
 		if (cl->clientid == id && (cl->confirmed || !confirmed_only))
@@ -345,11 +354,11 @@ static uint32_t clientid_error(const struct nfs4_server *st, uint64_t id)
 {
 	/* From another instance: STALE; ours but gone: EXPIRED. */
 	return (uint32_t)(id >> 32) == st->epoch ? NFS4ERR_EXPIRED
-						 : NFS4ERR_STALE_CLIENTID;
+	                                         : NFS4ERR_STALE_CLIENTID;
 }
 
 uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid,
-			struct nfs4_client **out)
+                        struct nfs4_client **out)
 {
 	struct nfs4_client *cl;
 
@@ -358,15 +367,15 @@ uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid,
 	cl = nfs4_client_find(c->st, clientid, true);
 	if (!cl)
 		return c->minor > 0 ? NFS4ERR_BADSESSION
-				    : clientid_error(c->st, clientid);
+		                    : clientid_error(c->st, clientid);
 	cl->renewed = nfs4_now();
 	*out = cl;
 	return NFS4_OK;
 }
 
 static struct nfs4_client *client_by_owner(struct nfs4_server *st,
-					   const uint8_t *p, uint32_t n,
-					   bool confirmed, uint32_t minor)
+                                           const uint8_t *p, uint32_t n,
+                                           bool confirmed, uint32_t minor)
 {
 	for (struct nfs4_client *cl = st->clients; cl; cl = cl->next)
 		if (cl->confirmed == confirmed && cl->ownerlen == n &&
@@ -376,8 +385,8 @@ static struct nfs4_client *client_by_owner(struct nfs4_server *st,
 }
 
 static struct nfs4_client *client_new(struct nfs4_server *st,
-				      const uint8_t *owner, uint32_t n,
-				      const uint8_t verf[8], uint32_t minor)
+                                      const uint8_t *owner, uint32_t n,
+                                      const uint8_t verf[8], uint32_t minor)
 {
 	struct nfs4_client *cl = calloc(1, sizeof(*cl));
 	char hex[2 * NFS4_OPAQUE_LIMIT + 1];
@@ -393,15 +402,14 @@ static struct nfs4_client *client_new(struct nfs4_server *st,
 	cl->ownerlen = n;
 	memcpy(cl->verifier, verf, 8);
 	cl->minor = minor;
-	cl->clientid = (uint64_t)st->epoch << 32 |
-		       (uint32_t)nfs4_new_id(st);
+	cl->clientid = (uint64_t)st->epoch << 32 | (uint32_t)nfs4_new_id(st);
 	cl->cs_seq = 1;
 	cl->renewed = nfs4_now();
 	hex_encode(owner, n, hex);
 	cl->may_reclaim = nfs4_grace_locked(st) && in_reclaim_list(st, hex);
 	for (size_t i = 0; i < 8; i++)
 		cl->confirm[i] = (uint8_t)(cl->clientid >> (8 * i)) ^
-				 (uint8_t)(st->next_id * 131 + i);
+		                 (uint8_t)(st->next_id * 131 + i);
 	cl->next = st->clients;
 	st->clients = cl;
 	return cl;
@@ -411,8 +419,8 @@ static struct nfs4_client *client_new(struct nfs4_server *st,
  * client that rebooted) is replaced and its state dropped. */
 static void client_confirm(struct nfs4_server *st, struct nfs4_client *cl)
 {
-	struct nfs4_client *old = client_by_owner(st, cl->owner, cl->ownerlen,
-						  true, cl->minor);
+	struct nfs4_client *old =
+	    client_by_owner(st, cl->owner, cl->ownerlen, true, cl->minor);
 
 	if (old && old != cl)
 		client_destroy(st, old);
@@ -516,10 +524,9 @@ static bool skip_impl_id(struct xdr_in *x)
 
 	if (!xdr_get_u32(x, &n) || n > 1)
 		return false;
-	if (n == 1 &&
-	    (!xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
-	     !xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
-	     !xdr_get_u64(x, &sec) || !xdr_get_u32(x, &nsec)))
+	if (n == 1 && (!xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
+	               !xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
+	               !xdr_get_u64(x, &sec) || !xdr_get_u32(x, &nsec)))
 		return false;
 	return true;
 }
@@ -543,10 +550,10 @@ uint32_t nfs4_op_exchange_id(struct nfs4_compound *c)
 		return NFS4ERR_INVAL;
 	if (!skip_impl_id(c->args))
 		return NFS4ERR_BADXDR;
-	if (flags & ~(EXCHGID4_FLAG_SUPP_MOVED_REFER |
-		      EXCHGID4_FLAG_SUPP_MOVED_MIGR |
-		      EXCHGID4_FLAG_BIND_PRINC_STATEID | 0x30000u |
-		      0x40000u | EXCHGID4_FLAG_UPD_CONFIRMED_REC_A))
+	if (flags &
+	    ~(EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR |
+	      EXCHGID4_FLAG_BIND_PRINC_STATEID | 0x30000u | 0x40000u |
+	      EXCHGID4_FLAG_UPD_CONFIRMED_REC_A))
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&c->st->lock);
 	conf = client_by_owner(c->st, owner, olen, true, 1);
@@ -647,7 +654,10 @@ static bool skip_cb_sec(struct xdr_in *x)
 	return true;
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
 
 /* Fore channel (RFC 8881 18.36.3): never more than the client asked,
  * and not fewer ops than it asked (Linux refuses that). */
@@ -666,8 +676,8 @@ static uint32_t negotiate_fore(struct chan_attrs *f)
 }
 
 static struct nfs4_session *session_new(struct nfs4_server *st,
-					struct nfs4_client *cl,
-					const struct chan_attrs *f)
+                                        struct nfs4_client *cl,
+                                        const struct chan_attrs *f)
 {
 	struct nfs4_session *ses = calloc(1, sizeof(*ses));
 	uint64_t n = nfs4_new_id(st);
@@ -706,7 +716,9 @@ uint32_t nfs4_op_create_session(struct nfs4_compound *c)
 	pthread_mutex_lock(&c->st->lock);
 	cl = nfs4_client_find(c->st, id, false);
 	if (!cl || cl->minor == 0) {
-		st = clientid_error(c->st, id);
+		/* RFC 8881 18.36.4: an unknown client ID is stale, also
+		 * one whose lease ran out. */
+		st = NFS4ERR_STALE_CLIENTID;
 		goto out;
 	}
 	if (seq == cl->cs_seq - 1 && cl->cs_reply) {
@@ -751,7 +763,7 @@ out:
 }
 
 static struct nfs4_session *session_find(struct nfs4_server *st,
-					 const uint8_t id[16])
+                                         const uint8_t id[16])
 {
 	for (struct nfs4_client *cl = st->clients; cl; cl = cl->next)
 		for (struct nfs4_session *s = cl->sessions; s; s = s->next)
@@ -764,8 +776,7 @@ static void session_unlink(struct nfs4_session *ses)
 {
 	struct nfs4_client *cl = ses->cl;
 
-	for (struct nfs4_session **pp = &cl->sessions; *pp;
-	     pp = &(*pp)->next)
+	for (struct nfs4_session **pp = &cl->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == ses) {
 			*pp = ses->next;
 			break;
@@ -926,7 +937,7 @@ out:
 }
 
 void nfs4_session_done(struct nfs4_compound *c, const uint8_t *reply,
-		       size_t len)
+                       size_t len)
 {
 	struct nfs4_session *ses = c->session;
 	struct nfs4_slot *sl = &ses->slots[c->slotid];

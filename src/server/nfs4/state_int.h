@@ -54,7 +54,7 @@ struct nfs4_range {
 struct nfs4_file;
 
 struct nfs4_stid {
-	struct nfs4_stid *next;	 /* all stateids */
+	struct nfs4_stid *next;  /* all stateids */
 	struct nfs4_stid *fnext; /* on its file */
 	uint64_t id;
 	uint32_t seqid;
@@ -62,9 +62,9 @@ struct nfs4_stid {
 	struct nfs4_owner *owner;
 	struct nfs4_client *cl;
 	struct nfs4_file *file;
-	uint32_t access, deny;	     /* open */
-	struct nfs4_stid *open;	     /* lock: the open it came from */
-	struct nfs4_range *ranges;   /* lock */
+	uint32_t access, deny;     /* open */
+	struct nfs4_stid *open;    /* lock: the open it came from */
+	struct nfs4_range *ranges; /* lock */
 };
 
 struct nfs4_file {
@@ -83,8 +83,8 @@ struct nfs4_client {
 	uint32_t minor;
 	bool confirmed;
 	uint8_t confirm[NFS4_VERIFIER_SIZE]; /* 4.0 SETCLIENTID_CONFIRM */
-	uint32_t cs_seq;		     /* 4.1: next CREATE_SESSION */
-	uint8_t *cs_reply;		     /* the last CREATE_SESSION reply */
+	uint32_t cs_seq;                     /* 4.1: next CREATE_SESSION */
+	uint8_t *cs_reply;                   /* the last CREATE_SESSION reply */
 	size_t cs_len;
 	time_t renewed; /* monotonic seconds */
 	bool reclaim_complete;
@@ -113,11 +113,11 @@ struct nfs4_server {
 
 time_t nfs4_now(void);
 struct nfs4_client *nfs4_client_find(struct nfs4_server *st, uint64_t id,
-				     bool confirmed_only);
+                                     bool confirmed_only);
 /* The client of this COMPOUND: the session's (4.1) or clientid's (4.0).
  * Renews its lease. */
 uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid,
-			struct nfs4_client **out);
+                        struct nfs4_client **out);
 uint64_t nfs4_new_id(struct nfs4_server *st);
 bool nfs4_grace_locked(struct nfs4_server *st);
 /* stateid.c: drop every open and lock of a client. */

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/nfs4/share.h"
 #include "server/nfs4/state_int.h"
 #include "server/snfsd.h"
+#include "util/log.h"
 
 enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
 enum { SHARE_READ = 1, SHARE_WRITE = 2 };
@@ -26,7 +28,7 @@ void nfs4_owner_free(struct nfs4_owner *o)
 }
 
 static struct nfs4_owner *owner_find(struct nfs4_client *cl, bool lock,
-				     const uint8_t *p, uint32_t n)
+                                     const uint8_t *p, uint32_t n)
 {
 	for (struct nfs4_owner *o = cl->owners; o; o = o->next)
 		if (o->lock == lock && o->len == n && !memcmp(o->data, p, n))
@@ -44,9 +46,9 @@ static struct nfs4_owner *owner_by_id(struct nfs4_server *st, uint64_t id)
 }
 
 static struct nfs4_owner *owner_new(struct nfs4_server *st,
-				    struct nfs4_client *cl, bool lock,
-				    const uint8_t *p, uint32_t n,
-				    uint32_t seqid)
+                                    struct nfs4_client *cl, bool lock,
+                                    const uint8_t *p, uint32_t n,
+                                    uint32_t seqid)
 {
 	struct nfs4_owner *o = calloc(1, sizeof(*o));
 
@@ -79,7 +81,7 @@ static void owner_unlink(struct nfs4_owner *o)
 }
 
 void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
-			   const uint8_t *p, size_t len)
+                           const uint8_t *p, size_t len)
 {
 	struct nfs4_owner *o;
 
@@ -101,7 +103,7 @@ void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
  * again is a retransmission, answered with the saved reply; anything
  * else is BAD_SEQID. 4.1 has sessions for this and ignores seqids. */
 static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
-			    uint32_t seqid)
+                            uint32_t seqid)
 {
 	if (c->minor > 0)
 		return NFS4_OK;
@@ -121,7 +123,7 @@ static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
 /* ---- files and stateids ---- */
 
 static struct nfs4_file *file_get(struct nfs4_server *st,
-				  const struct nfs4_fh *fh, bool create)
+                                  const struct nfs4_fh *fh, bool create)
 {
 	struct nfs4_file *f;
 
@@ -154,7 +156,7 @@ static void file_put(struct nfs4_server *st, struct nfs4_file *f)
 }
 
 static void stid_to_wire(const struct nfs4_server *st,
-			 const struct nfs4_stid *s, struct nfs4_stateid *out)
+                         const struct nfs4_stid *s, struct nfs4_stateid *out)
 {
 	out->seqid = s->seqid;
 	for (int i = 0; i < 4; i++)
@@ -164,9 +166,8 @@ static void stid_to_wire(const struct nfs4_server *st,
 }
 
 static struct nfs4_stid *stid_new(struct nfs4_server *st,
-				  struct nfs4_client *cl,
-				  struct nfs4_owner *o, struct nfs4_file *f,
-				  bool lock)
+                                  struct nfs4_client *cl, struct nfs4_owner *o,
+                                  struct nfs4_file *f, bool lock)
 {
 	struct nfs4_stid *s = calloc(1, sizeof(*s));
 
@@ -260,12 +261,12 @@ static bool sid_anonymous(const struct nfs4_stateid *s)
 /* Find a stateid and check its seqid (RFC 8881 8.2.2): 0 in 4.1 means
  * "the current one"; older is OLD_STATEID, newer BAD_STATEID. */
 static uint32_t stid_lookup(struct nfs4_compound *c,
-			    const struct nfs4_stateid *sid,
-			    struct nfs4_stid **out)
+                            const struct nfs4_stateid *sid,
+                            struct nfs4_stid **out)
 {
 	uint32_t epoch = (uint32_t)sid->other[0] << 24 |
-			 (uint32_t)sid->other[1] << 16 |
-			 (uint32_t)sid->other[2] << 8 | sid->other[3];
+	                 (uint32_t)sid->other[1] << 16 |
+	                 (uint32_t)sid->other[2] << 8 | sid->other[3];
 	uint64_t id = 0;
 	struct nfs4_stid *s;
 
@@ -292,7 +293,7 @@ static uint32_t stid_lookup(struct nfs4_compound *c,
 }
 
 static bool stid_on_cfh(const struct nfs4_compound *c,
-			const struct nfs4_stid *s)
+                        const struct nfs4_stid *s)
 {
 	const struct nfs4_file *f = s->file;
 
@@ -301,8 +302,7 @@ static bool stid_on_cfh(const struct nfs4_compound *c,
 	       !memcmp(f->bh.data, c->cfh.bh.data, f->bh.len);
 }
 
-uint32_t nfs4_resolve_stateid(struct nfs4_compound *c,
-			      struct nfs4_stateid *sid)
+uint32_t nfs4_resolve_stateid(struct nfs4_compound *c, struct nfs4_stateid *sid)
 {
 	/* RFC 8881 16.2.3.1.2: seqid 1, other zero means the current
 	 * stateid of the COMPOUND. */
@@ -315,14 +315,14 @@ uint32_t nfs4_resolve_stateid(struct nfs4_compound *c,
 }
 
 void nfs4_set_cur_stateid(struct nfs4_compound *c,
-			  const struct nfs4_stateid *sid)
+                          const struct nfs4_stateid *sid)
 {
 	c->cur_sid = *sid;
 	c->cur_sid_set = true;
 }
 
 uint32_t nfs4_check_io_stateid(struct nfs4_compound *c,
-			       const struct nfs4_stateid *sid, int mode)
+                               const struct nfs4_stateid *sid, int mode)
 {
 	struct nfs4_stid *s, *open;
 	struct nfs4_file *f;
@@ -358,11 +358,33 @@ out:
 	return st;
 }
 
+int nfs4_share_check(struct snfsd *s, const struct export *ex,
+                     const struct bk_handle *bh, bool write)
+{
+	struct nfs4_server *st = __atomic_load_n(&s->nfs4, __ATOMIC_ACQUIRE);
+	uint32_t mode = write ? SHARE_WRITE : SHARE_READ;
+	int rc = 0;
+
+	if (!st)
+		return 0;
+	pthread_mutex_lock(&st->lock);
+	for (struct nfs4_file *f = st->files; f && !rc; f = f->next) {
+		if (f->fsid != ex->fsid || f->bh.len != bh->len ||
+		    memcmp(f->bh.data, bh->data, bh->len))
+			continue;
+		for (struct nfs4_stid *o = f->stids; o; o = o->fnext)
+			if (!o->lock && (o->deny & mode))
+				rc = -EACCES;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 /* ---- OPEN ---- */
 
 static uint32_t share_conflict(const struct nfs4_file *f,
-			       const struct nfs4_stid *self, uint32_t access,
-			       uint32_t deny)
+                               const struct nfs4_stid *self, uint32_t access,
+                               uint32_t deny)
 {
 	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
 		if (s == self || s->lock)
@@ -375,13 +397,16 @@ static uint32_t share_conflict(const struct nfs4_file *f,
 
 /* Grace rules for an OPEN or LOCK (RFC 8881 8.4.2, 18.51.3). */
 static uint32_t grace_check(struct nfs4_compound *c, struct nfs4_client *cl,
-			    bool reclaim)
+                            bool reclaim)
 {
 	bool grace = nfs4_grace_locked(c->st);
 
 	if (reclaim) {
 		if (!grace || !cl->may_reclaim || cl->reclaim_complete)
 			return NFS4ERR_NO_GRACE;
+		log_info("nfs4: client %016llx reclaims %s state",
+		         (unsigned long long)cl->clientid,
+		         c->opnum == OP4_OPEN ? "open" : "lock");
 		return NFS4_OK;
 	}
 	if (grace)
@@ -393,7 +418,7 @@ static uint32_t grace_check(struct nfs4_compound *c, struct nfs4_client *cl,
 }
 
 uint32_t nfs4_open_begin(struct nfs4_compound *c,
-			 const struct nfs4_open_args *a)
+                         const struct nfs4_open_args *a)
 {
 	struct nfs4_client *cl;
 	struct nfs4_owner *o;
@@ -417,7 +442,7 @@ uint32_t nfs4_open_begin(struct nfs4_compound *c,
 	}
 	if (!o) {
 		o = owner_new(c->st, cl, false, a->owner, a->ownerlen,
-			      a->seqid);
+		              a->seqid);
 		if (!o) {
 			st = NFS4ERR_RESOURCE;
 			goto out;
@@ -435,8 +460,8 @@ out:
 }
 
 uint32_t nfs4_open_finish(struct nfs4_compound *c,
-			  const struct nfs4_open_args *a,
-			  struct nfs4_stateid *sid, bool *confirm)
+                          const struct nfs4_open_args *a,
+                          struct nfs4_stateid *sid, bool *confirm)
 {
 	struct nfs4_owner *o;
 	struct nfs4_file *f;
@@ -454,7 +479,7 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 		if (!s->lock && s->owner == o)
 			break;
 	st = share_conflict(f, s, a->access | (s ? s->access : 0),
-			    a->deny | (s ? s->deny : 0));
+	                    a->deny | (s ? s->deny : 0));
 	if (st) {
 		file_put(c->st, f);
 		goto out;
@@ -483,8 +508,8 @@ out:
 
 /* An open stateid on the current file, its owner's seqid checked. */
 static uint32_t open_stid(struct nfs4_compound *c, uint32_t seqid,
-			  const struct nfs4_stateid *sid,
-			  struct nfs4_stid **out)
+                          const struct nfs4_stateid *sid,
+                          struct nfs4_stid **out)
 {
 	struct nfs4_stid *s;
 	uint32_t st = stid_lookup(c, sid, &s);
@@ -502,7 +527,7 @@ static uint32_t open_stid(struct nfs4_compound *c, uint32_t seqid,
 }
 
 uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
-				 struct nfs4_stateid *sid)
+                                 struct nfs4_stateid *sid)
 {
 	struct nfs4_stid *s;
 	uint32_t st;
@@ -523,8 +548,8 @@ uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
 }
 
 uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
-				   struct nfs4_stateid *sid, uint32_t access,
-				   uint32_t deny)
+                                   struct nfs4_stateid *sid, uint32_t access,
+                                   uint32_t deny)
 {
 	struct nfs4_stid *s;
 	uint32_t st;
@@ -547,7 +572,7 @@ uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
 }
 
 uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
-			  struct nfs4_stateid *sid)
+                          struct nfs4_stateid *sid)
 {
 	struct nfs4_stid *s;
 	uint32_t st;
@@ -576,7 +601,7 @@ struct lock_req {
 /* offset/length to an inclusive range (RFC 7530 9.2: length all ones is
  * "to the end"; zero or past the end of the space is INVAL). */
 static uint32_t lock_range(uint32_t type, uint64_t off, uint64_t len,
-			   struct lock_req *r)
+                           struct lock_req *r)
 {
 	if (type < READ_LT || type > WRITEW_LT)
 		return NFS4ERR_INVAL;
@@ -591,9 +616,10 @@ static uint32_t lock_range(uint32_t type, uint64_t off, uint64_t len,
 	return NFS4_OK;
 }
 
-static const struct nfs4_range *
-lock_conflict(const struct nfs4_file *f, const struct nfs4_owner *self,
-	      const struct lock_req *r, const struct nfs4_stid **holder)
+static const struct nfs4_range *lock_conflict(const struct nfs4_file *f,
+                                              const struct nfs4_owner *self,
+                                              const struct lock_req *r,
+                                              const struct nfs4_stid **holder)
 {
 	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
 		if (!s->lock || s->owner == self)
@@ -609,11 +635,11 @@ lock_conflict(const struct nfs4_file *f, const struct nfs4_owner *self,
 }
 
 static void put_denied(struct xdr_out *x, const struct nfs4_range *g,
-		       const struct nfs4_stid *holder)
+                       const struct nfs4_stid *holder)
 {
 	xdr_put_u64(x, g->start);
-	xdr_put_u64(x, g->end == UINT64_MAX ? UINT64_MAX
-					    : g->end - g->start + 1);
+	xdr_put_u64(x,
+	            g->end == UINT64_MAX ? UINT64_MAX : g->end - g->start + 1);
 	xdr_put_u32(x, g->write ? WRITE_LT : READ_LT);
 	xdr_put_u64(x, holder->cl->clientid);
 	xdr_put_opaque(x, holder->owner->data, holder->owner->len);
@@ -622,7 +648,7 @@ static void put_denied(struct xdr_out *x, const struct nfs4_range *g,
 /* Set [start, end] to type (write/read) or remove it (unlock), cutting
  * the ranges it overlaps: POSIX semantics within one owner. */
 static int range_set(struct nfs4_stid *s, uint64_t start, uint64_t end,
-		     bool unlock, bool write)
+                     bool unlock, bool write)
 {
 	struct nfs4_range **pp = &s->ranges, *g, *n;
 
@@ -690,16 +716,15 @@ static bool get_lock_args(struct xdr_in *x, struct lock_args *a)
 		       xdr_get_u32(x, &a->lock_seqid);
 	return xdr_get_u32(x, &a->open_seqid) &&
 	       nfs4_get_stateid(x, &a->open_sid) &&
-	       xdr_get_u32(x, &a->lock_seqid) &&
-	       xdr_get_u64(x, &a->clientid) &&
+	       xdr_get_u32(x, &a->lock_seqid) && xdr_get_u64(x, &a->clientid) &&
 	       xdr_get_opaque_ref(x, &a->owner, &a->ownerlen,
-				  NFS4_OPAQUE_LIMIT);
+	                          NFS4_OPAQUE_LIMIT);
 }
 
 /* The lock stateid for a LOCK: made from the open for a new lock-owner,
  * else the one given. Seqids per RFC 7530 9.1.7. */
 static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
-			  struct nfs4_stid **out)
+                          struct nfs4_stid **out)
 {
 	struct nfs4_stid *open, *s;
 	struct nfs4_owner *lo;
@@ -730,7 +755,7 @@ static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
 	lo = owner_find(open->cl, true, a->owner, a->ownerlen);
 	if (!lo)
 		lo = owner_new(c->st, open->cl, true, a->owner, a->ownerlen,
-			       a->lock_seqid + 1);
+		               a->lock_seqid + 1);
 	if (!lo)
 		return NFS4ERR_RESOURCE;
 	lo->seqid = a->lock_seqid;
@@ -810,8 +835,7 @@ uint32_t nfs4_op_lockt(struct nfs4_compound *c)
 
 	if (!xdr_get_u32(c->args, &type) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u64(c->args, &len) || !xdr_get_u64(c->args, &clientid) ||
-	    !xdr_get_opaque_ref(c->args, &owner, &ownerlen,
-				NFS4_OPAQUE_LIMIT))
+	    !xdr_get_opaque_ref(c->args, &owner, &ownerlen, NFS4_OPAQUE_LIMIT))
 		return NFS4ERR_BADXDR;
 	st = nfs4_need_export(c);
 	if (!st)
@@ -828,7 +852,7 @@ uint32_t nfs4_op_lockt(struct nfs4_compound *c)
 	}
 	f = file_get(c->st, &c->cfh, false);
 	g = f ? lock_conflict(f, owner_find(cl, true, owner, ownerlen), &r,
-			      &holder)
+	                      &holder)
 	      : NULL;
 	if (g) {
 		put_denied(c->res, g, holder);
@@ -934,7 +958,7 @@ uint32_t nfs4_op_test_stateid(struct nfs4_compound *c)
 			return NFS4ERR_BADXDR;
 		}
 		st = sid_anonymous(&sid) ? NFS4ERR_BAD_STATEID
-					 : stid_lookup(c, &sid, &s);
+		                         : stid_lookup(c, &sid, &s);
 		xdr_put_u32(c->res, st);
 	}
 	pthread_mutex_unlock(&c->st->lock);

@@ -9,13 +9,13 @@
 #include "server/snfsd.h"
 
 enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
-#define SEG_HDR 20	/* type, offset, and a length or data count */
-#define MAX_SEGS 4096	/* per READ_PLUS reply */
-#define FREE_HDRS 16	/* headers not charged to the data budget */
+#define SEG_HDR 20    /* type, offset, and a length or data count */
+#define MAX_SEGS 4096 /* per READ_PLUS reply */
+#define FREE_HDRS 16  /* headers not charged to the data budget */
 
 /* A regular file on a writable or readable export, with its stateid. */
 static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
-			    int mode, struct bk_attr *a)
+                            int mode, struct bk_attr *a)
 {
 	uint32_t st = nfs4_need_export(c);
 	int rc;
@@ -40,7 +40,7 @@ static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
 /* Where the next data (or hole) at or after off begins; the file's size
  * when there is none (a hole always ends at EOF, RFC 7862 4.2). */
 static uint64_t next_extent(struct nfs4_compound *c, uint64_t off, bool data,
-			    uint64_t size)
+                            uint64_t size)
 {
 	const struct bk_ops *ops = c->cfh.ex->ops;
 	uint64_t found;
@@ -78,7 +78,7 @@ static ssize_t put_data(struct nfs4_compound *c, uint64_t off, uint64_t len)
 	if (!p)
 		return -ENOMEM;
 	n = c->cfh.ex->ops->read(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, p,
-				 (size_t)len, off, &eof);
+	                         (size_t)len, off, &eof);
 	if (n <= 0) {
 		xdr_out_truncate(x, start);
 		return n;
@@ -114,7 +114,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	 * come out of the data budget. */
 	budget = nfs4_io_room(c, count, 64 + FREE_HDRS * SEG_HDR);
 	end = off < a.size ? (a.size - off > budget ? off + budget : a.size)
-			   : off;
+	                   : off;
 	eofpos = c->res->len;
 	xdr_put_bool(c->res, false);
 	cntpos = c->res->len;
@@ -181,7 +181,7 @@ uint32_t nfs4_op_seek(struct nfs4_compound *c)
 		eof = what == CONTENT_HOLE;
 	} else {
 		rc = c->cfh.ex->ops->seek(c->cfh.ex->bk, &c->cfh.bh, off,
-					  what == CONTENT_DATA, &found, &eof);
+		                          what == CONTENT_DATA, &found, &eof);
 		if (rc == -ENXIO) {
 			/* No data after off: the implied hole at EOF. */
 			found = a.size;
@@ -207,7 +207,7 @@ static uint32_t space_op(struct nfs4_compound *c, bool punch)
 	    !xdr_get_u64(c->args, &len))
 		return NFS4ERR_BADXDR;
 	if ((punch ? c->cfh.ex && !c->cfh.ex->ops->punch
-		   : c->cfh.ex && !c->cfh.ex->ops->allocate) &&
+	           : c->cfh.ex && !c->cfh.ex->ops->allocate) &&
 	    c->cfh.kind == FH4_EXPORT)
 		return NFS4ERR_NOTSUPP;
 	st = io_prologue(c, &sid, STID_WRITE, &a);
@@ -216,9 +216,9 @@ static uint32_t space_op(struct nfs4_compound *c, bool punch)
 	if (len == 0 || len > UINT64_MAX - off)
 		return NFS4ERR_INVAL;
 	rc = punch ? c->cfh.ex->ops->punch(c->cfh.ex->bk, &c->cfh.cred,
-					   &c->cfh.bh, off, len)
-		   : c->cfh.ex->ops->allocate(c->cfh.ex->bk, &c->cfh.cred,
-					      &c->cfh.bh, off, len);
+	                                   &c->cfh.bh, off, len)
+	           : c->cfh.ex->ops->allocate(c->cfh.ex->bk, &c->cfh.cred,
+	                                      &c->cfh.bh, off, len);
 	return nfs4_errno(rc);
 }
 
@@ -234,7 +234,7 @@ uint32_t nfs4_op_deallocate(struct nfs4_compound *c)
 
 /* The source of COPY/CLONE is the saved fh: check its stateid there. */
 static uint32_t check_source(struct nfs4_compound *c, struct nfs4_stateid *sid,
-			     struct bk_attr *a)
+                             struct bk_attr *a)
 {
 	struct nfs4_fh cur = c->cfh;
 	struct nfs4_stateid cur_sid = c->cur_sid;
@@ -242,7 +242,7 @@ static uint32_t check_source(struct nfs4_compound *c, struct nfs4_stateid *sid,
 
 	if (c->sfh.kind != FH4_EXPORT)
 		return c->sfh.kind == FH4_NONE ? NFS4ERR_NOFILEHANDLE
-					       : NFS4ERR_ISDIR;
+		                               : NFS4ERR_ISDIR;
 	if (c->sfh.ex != c->cfh.ex)
 		return NFS4ERR_XDEV;
 	c->cfh = c->sfh;
@@ -310,10 +310,10 @@ uint32_t nfs4_op_copy(struct nfs4_compound *c)
 		count = sa.size - soff;
 	if (doff > UINT64_MAX - count)
 		return NFS4ERR_INVAL;
-	n = count ? c->cfh.ex->ops->copy(c->cfh.ex->bk, &c->cfh.cred,
-					 &c->sfh.bh, soff, &c->cfh.bh, doff,
-					 count)
-		  : 0;
+	n = count
+	        ? c->cfh.ex->ops->copy(c->cfh.ex->bk, &c->cfh.cred, &c->sfh.bh,
+	                               soff, &c->cfh.bh, doff, count)
+	        : 0;
 	if (n < 0)
 		return nfs4_errno((int)n);
 	xdr_put_u32(c->res, 0); /* no callback id: done synchronously */
@@ -348,7 +348,7 @@ uint32_t nfs4_op_clone(struct nfs4_compound *c)
 	if (soff > sa.size || (count && count > sa.size - soff))
 		return NFS4ERR_INVAL;
 	rc = c->cfh.ex->ops->clone(c->cfh.ex->bk, &c->cfh.cred, &c->sfh.bh,
-				   soff, &c->cfh.bh, doff, count);
+	                           soff, &c->cfh.bh, doff, count);
 	if (rc == -EOPNOTSUPP || rc == -ENOTTY)
 		return NFS4ERR_NOTSUPP;
 	return nfs4_errno(rc);

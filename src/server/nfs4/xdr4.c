@@ -140,7 +140,7 @@ bool nfs4_put_time(struct xdr_out *x, const struct timespec *t)
 }
 
 bool nfs4_put_cinfo(struct xdr_out *x, bool atomic, uint64_t before,
-		    uint64_t after)
+                    uint64_t after)
 {
 	return xdr_put_bool(x, atomic) && xdr_put_u64(x, before) &&
 	       xdr_put_u64(x, after);

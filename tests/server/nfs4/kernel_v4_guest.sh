@@ -26,7 +26,7 @@ step() { # name cmd...: run, print its status
 }
 
 mkdir -p /mnt42 /mnt41 /tmp/local
-step mount-tmpfs mount -t tmpfs -o size=256m tmpfs /tmp/local
+step mount-tmpfs mount -t tmpfs -o size=512m tmpfs /tmp/local
 if ! step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:/" /mnt42; then
 	dmesg | tail -10 | sed 's/^/G|dmesg: /'
 	exit 1
@@ -74,7 +74,7 @@ extras() { # DIR: print "key value" lines
 	local d=$1
 	cd "$d" || return
 	fallocate -l 1M alloc && echo "alloc_size $(stat -c %s alloc)"
-	head -c 262144 /dev/urandom >mixed.src 2>/dev/null
+	python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 7 + i // 251) % 256 for i in range(262144)))' >mixed.src
 	cp mixed.src mixed
 	fallocate -p -o 65536 -l 131072 mixed && echo "punch ok"
 	truncate -s 1M mixed
@@ -96,8 +96,9 @@ print("cfr_bytes", n)'
 	cp --reflink=auto mixed.src reflinked && echo "reflink_sum $(sha256sum <reflinked | cut -c1-16)"
 	cd /
 }
-extras "$M42/t42" | sed 's/^/X|nfs /'
-extras /tmp/local/t | sed 's/^/X|local /'
+mkdir "$M42/x42" /tmp/local/x
+extras "$M42/x42" | sed 's/^/X|nfs /'
+extras /tmp/local/x | sed 's/^/X|local /'
 
 # ---- locks between the two clients (4.1 and 4.2 mounts) ----
 L41=/mnt41/lockfile L42=$M42/lockfile
@@ -123,6 +124,27 @@ except OSError:
     print("X|lock fcntl_disjoint_ok no")
 PY
 rm -f "$L41"
+
+# ---- vers=4.0 (SETCLIENTID, OPEN_CONFIRM, seqids, RENEW): a short run;
+# its callback address is never dialled (no delegations). ----
+mkdir -p /mnt40
+if step mount-40 mount -t nfs -o "vers=4.0,port=$PORT,retry=0" "$SERVER:$EXPORT" /mnt40; then
+	(
+		cd /mnt40 || exit 1
+		mkdir v40 && cd v40 || exit 1
+		seq 1 20000 >numbers
+		echo "X|v40 numbers_sum $(sha256sum <numbers | cut -c1-16)"
+		echo "X|v40 expect_sum $(seq 1 20000 | sha256sum | cut -c1-16)"
+		mv numbers renamed && ln -s renamed sl && echo "X|v40 readlink $(readlink sl)"
+		echo "X|v40 ls $(ls | tr '\n' ' ')"
+		flock /mnt41/lockfile2 -c 'sleep 4' &
+		sleep 2
+		if flock -n /mnt40/lockfile2 -c true; then echo "X|v40 lock_conflict no"; else echo "X|v40 lock_conflict yes"; fi
+		wait
+		cd / && rm -r /mnt40/v40 /mnt40/lockfile2 && echo "X|v40 cleanup ok"
+	)
+	step umount-40 umount /mnt40
+fi
 
 # Per-op counts of the 4.2 mount of the export (the crossing from the
 # pseudo root is a submount with its own statistics).

@@ -59,7 +59,7 @@ out=$(python3 "$P" 127.0.0.1 "$PORT" "$EXP" ops mixed 2>&1)
 	check "probe: READ_PLUS gives D@0+4096 H@4096+28672 D@32768+4096 H@36864+28672" \
 		grep -q 'eof=1 4 segment(s): D@0+4096 H@4096+28672 D@32768+4096 H@36864+28672' <<<"$out"
 	check "probe: SEEK(DATA,5000) finds 32768" grep -q 'SEEK(DATA,5000)=(0, 32768)' <<<"$out"
-	for o in SEEK READ_PLUS DEALLOCATE ALLOCATE; do
+	for o in SEEK READ_PLUS DEALLOCATE ALLOCATE COPY; do
 		check "probe: $o OK" grep -qE "^$o +OK" <<<"$out"
 	done
 	check "probe: minor version 3 refused" grep -q 'minorversion 3: MINOR_VERS_MISMATCH' <<<"$out"

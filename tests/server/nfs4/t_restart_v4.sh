@@ -55,7 +55,11 @@ done
 check_eq "guest workload finished" 0 "$(grep '^X|python ' "$OUT" | cut -d' ' -f2)"
 want=$(grep '^X|sha ' "$OUT" | cut -d' ' -f2)
 check_eq "data on disk after the restart" "$want" "$(sha256sum <"$EXP/data" | cut -c1-64)"
-check "the server logged a grace period" grep -q "grace period" "$T_DIR/snfsd.log"
+check "the server logged a grace period" grep -q "grace period of" "$T_DIR/snfsd.log"
+check "the client reclaimed its open" grep -q "reclaims open state" "$T_DIR/snfsd.log"
+check "the client reclaimed its lock" grep -q "reclaims lock state" "$T_DIR/snfsd.log"
+check "grace ended when every client had reclaimed" grep -q "every client reclaimed" "$T_DIR/snfsd.log"
+grep "nfs4:" "$T_DIR/snfsd.log" | sed 's/^/# log: /'
 check "snfsd alive at the end" snfsd_alive
 snfsd_stop TERM
 check_eq "snfsd exits 0 on SIGTERM" 0 $?

@@ -14,6 +14,7 @@
 #include "../../test.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
+#include "server/nfs4/share.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
 #include "util/log.h"
@@ -76,16 +77,16 @@ static void op_walk(struct cbuf *b, const char *path)
 struct reply {
 	struct xdr_out buf;
 	struct xdr_in res; /* after the result count */
-	int stat;	   /* accept_stat, or -1 for no reply */
+	int stat;          /* accept_stat, or -1 for no reply */
 	uint32_t status;   /* COMPOUND status */
 	uint32_t nres;
 };
 
 static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
-		     struct reply *rep)
+                     struct reply *rep)
 {
 	struct sockaddr_in peer = {.sin_family = AF_INET,
-				   .sin_port = htons(800)};
+	                           .sin_port = htons(800)};
 	struct xdr_out rec;
 	struct xdr_in in;
 	uint32_t v, vlen;
@@ -118,8 +119,8 @@ static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
 	rep->status = 0xdead;
 	rep->nres = 0;
 	if (rpc_service_handle(S.svc, rec.buf, rec.len,
-			       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
-			       NULL, &rep->buf) == 0) {
+	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
+	                       NULL, &rep->buf) == 0) {
 		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
 		xdr_get_u32(&in, &v);
 		xdr_get_u32(&in, &v);
@@ -162,7 +163,10 @@ static uint32_t res_next(struct reply *rep, uint32_t expect_op)
 	return st;
 }
 
-static void rep_free(struct reply *rep) { xdr_out_free(&rep->buf); }
+static void rep_free(struct reply *rep)
+{
+	xdr_out_free(&rep->buf);
+}
 
 /* ---- setup ---- */
 
@@ -183,9 +187,9 @@ static int setup(void)
 	mkdir(rwdir, 0755);
 	mkdir(rodir, 0755);
 	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
-		 rwdir);
+	         rwdir);
 	snprintf(spec_ro, sizeof(spec_ro), "%s:ro,insecure,no_root_squash",
-		 rodir);
+	         rodir);
 	specs[0] = spec_rw;
 	specs[1] = spec_ro;
 	rc = exports_load(NULL, specs, 2, &t, err, sizeof(err));
@@ -237,7 +241,7 @@ static void test_header(void)
 	c_begin(&b, 0);
 	op(&b, 99);
 	CHECK(c_send(&b, &rep) == NFS4ERR_OP_ILLEGAL && rep.nres == 1 &&
-		      res_next(&rep, OP4_ILLEGAL) == NFS4ERR_OP_ILLEGAL,
+	          res_next(&rep, OP4_ILLEGAL) == NFS4ERR_OP_ILLEGAL,
 	      "unknown op: OP_ILLEGAL result named OP_ILLEGAL");
 
 	c_begin(&b, 0);
@@ -306,7 +310,7 @@ static void test_pseudofs(void)
 	xdr_get_u64(&rep.res, &fsid_major);
 	xdr_get_u64(&rep.res, &fsid_minor);
 	CHECK(w[0] == ((1u << 1) | (1u << 8)) && len == 20 && v == NF4DIR &&
-		      fsid_major == 0 && fsid_minor == 0,
+	          fsid_major == 0 && fsid_minor == 0,
 	      "pseudo root: type DIR, fsid 0,0");
 
 	/* READDIR of the root names the first component of base. */
@@ -324,7 +328,7 @@ static void test_pseudofs(void)
 	res_next(&rep, OP4_READDIR);
 	xdr_skip(&rep.res, 8);
 	xdr_get_u32(&rep.res, &v); /* value follows */
-	xdr_skip(&rep.res, 8);	   /* cookie */
+	xdr_skip(&rep.res, 8);     /* cookie */
 	xdr_get_opaque_ref(&rep.res, &p, &n, 255);
 	CHECK(st == NFS4_OK && v == 1 && n == 3 && !memcmp(p, "tmp", 3),
 	      "READDIR of the pseudo root lists \"tmp\"");
@@ -384,6 +388,16 @@ static void test_pseudofs(void)
 	op(&b, OP4_PUTROOTFH);
 	op_name(&b, OP4_LOOKUP, "..");
 	CHECK(c_send(&b, &rep) == NFS4ERR_BADNAME, "LOOKUP of \"..\": BADNAME");
+
+	/* A read-only export refuses changes. */
+	c_begin(&b, 0);
+	op_walk(&b, rodir);
+	op(&b, OP4_CREATE);
+	xdr_put_u32(&b.x, NF4DIR);
+	xdr_put_string(&b.x, "newdir");
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0);
+	CHECK(c_send(&b, &rep) == NFS4ERR_ROFS, "CREATE in a ro export: ROFS");
 
 	/* LOOKUPP from the export root comes back into the pseudo tree. */
 	c_begin(&b, 0);
@@ -449,8 +463,8 @@ static uint32_t setclientid(struct client40 *cl, const char *id)
 /* OPEN (create unchecked) name in the rw export; sid and the reply's
  * raw bytes out. */
 static uint32_t open40(struct client40 *cl, const char *name, uint32_t access,
-		       uint32_t deny, struct nfs4_stateid *sid,
-		       struct reply *rep, uint32_t seqid)
+                       uint32_t deny, struct nfs4_stateid *sid,
+                       struct reply *rep, uint32_t seqid)
 {
 	struct cbuf b;
 	uint32_t st, rflags, v;
@@ -507,8 +521,9 @@ static uint32_t open40(struct client40 *cl, const char *name, uint32_t access,
 	return st;
 }
 
-static uint32_t io40(const char *name, bool write, const struct nfs4_stateid *sid,
-		     const char *data, char *out, size_t outsz)
+static uint32_t io40(const char *name, bool write,
+                     const struct nfs4_stateid *sid, const char *data,
+                     char *out, size_t outsz)
 {
 	struct reply rep = {0};
 	struct cbuf b;
@@ -545,9 +560,9 @@ static uint32_t io40(const char *name, bool write, const struct nfs4_stateid *si
 }
 
 static uint32_t lock40(struct client40 *cl, const char *name, bool write,
-		       uint64_t off, uint64_t len,
-		       const struct nfs4_stateid *open_sid,
-		       struct nfs4_stateid *lock_sid, bool test)
+                       uint64_t off, uint64_t len,
+                       const struct nfs4_stateid *open_sid,
+                       struct nfs4_stateid *lock_sid, bool test)
 {
 	struct reply rep = {0};
 	struct cbuf b;
@@ -595,8 +610,8 @@ static uint32_t lock40(struct client40 *cl, const char *name, bool write,
 }
 
 static uint32_t locku40(const char *name, uint32_t seqid,
-			struct nfs4_stateid *lock_sid, uint64_t off,
-			uint64_t len)
+                        struct nfs4_stateid *lock_sid, uint64_t off,
+                        uint64_t len)
 {
 	struct reply rep = {0};
 	struct cbuf b;
@@ -624,22 +639,38 @@ static void test_state40(void)
 	char buf[64];
 	uint32_t st;
 
-	CHECK(setclientid(&a, "client-a") == NFS4_OK, "4.0 SETCLIENTID + CONFIRM (a)");
-	CHECK(setclientid(&bcl, "client-b") == NFS4_OK, "4.0 SETCLIENTID + CONFIRM (b)");
+	CHECK(setclientid(&a, "client-a") == NFS4_OK,
+	      "4.0 SETCLIENTID + CONFIRM (a)");
+	CHECK(setclientid(&bcl, "client-b") == NFS4_OK,
+	      "4.0 SETCLIENTID + CONFIRM (b)");
 	st = open40(&a, "f1", 3, 2 /* deny write */, &sa, &rep, 1);
 	CHECK(st == NFS4_OK, "4.0 OPEN (create) + OPEN_CONFIRM");
 	CHECK(io40("f1", true, &sa, "hello v4", NULL, 0) == NFS4_OK,
 	      "WRITE with the open stateid");
 	CHECK(io40("f1", false, &sa, NULL, buf, sizeof(buf)) == NFS4_OK &&
-		      !strcmp(buf, "hello v4"),
+	          !strcmp(buf, "hello v4"),
 	      "READ it back");
 	CHECK(io40("f1", true, &(struct nfs4_stateid){0}, "x", NULL, 0) ==
-		      NFS4ERR_LOCKED,
+	          NFS4ERR_LOCKED,
 	      "anonymous WRITE against DENY_WRITE: LOCKED");
 	st = open40(&bcl, "f1", 2, 0, &sb, &rep2, 1);
-	CHECK(st == NFS4ERR_SHARE_DENIED, "second client's write open: SHARE_DENIED");
+	CHECK(st == NFS4ERR_SHARE_DENIED,
+	      "second client's write open: SHARE_DENIED");
 	st = open40(&bcl, "f1", 1, 0, &sb, &rep2, bcl.seqid);
 	CHECK(st == NFS4_OK, "second client's read open is allowed");
+
+	/* NFSv3 I/O (no stateid) meets the same deny mode. */
+	{
+		struct export *ex = exports_by_path(S.exports, rwdir);
+		struct bk_handle root, h;
+		struct bk_attr at;
+		int ok = ex && !ex->ops->root(ex->bk, &root) &&
+		         !ex->ops->lookup(ex->bk, &(struct bk_cred){0}, &root,
+		                          "f1", &h, &at);
+		CHECK(ok && nfs4_share_check(&S, ex, &h, true) == -EACCES &&
+		          nfs4_share_check(&S, ex, &h, false) == 0,
+		      "nfs4_share_check: NFSv3 write denied, read allowed");
+	}
 
 	/* Seqid replay: the same OPEN again gives the same bytes. */
 	{
@@ -651,10 +682,11 @@ static void test_state40(void)
 		/* open40 confirms only new owners; a is confirmed now */
 		st = open40(&a, "f2", 1, 0, &s2, &r2, seq);
 		CHECK(st == NFS4_OK && r1.buf.len == r2.buf.len &&
-			      !memcmp(r1.buf.buf + 4, r2.buf.buf + 4,
-				      r1.buf.len - 4) &&
-			      !memcmp(&s1, &s2, sizeof(s1)),
-		      "4.0 OPEN retransmission is answered from the replay cache");
+		          !memcmp(r1.buf.buf + 4, r2.buf.buf + 4,
+		                  r1.buf.len - 4) &&
+		          !memcmp(&s1, &s2, sizeof(s1)),
+		      "4.0 OPEN retransmission is answered from the replay "
+		      "cache");
 		st = open40(&a, "f2", 1, 0, &s2, &r2, seq + 5);
 		CHECK(st == NFS4ERR_BAD_SEQID, "out-of-order seqid: BAD_SEQID");
 		a.seqid = seq + 1;
@@ -666,11 +698,12 @@ static void test_state40(void)
 	CHECK(lock40(&a, "f1", true, 0, 10, &sa, &la, false) == NFS4_OK,
 	      "client a: write LOCK [0,10)");
 	CHECK(lock40(&bcl, "f1", false, 5, 10, NULL, NULL, true) ==
-		      NFS4ERR_DENIED,
+	          NFS4ERR_DENIED,
 	      "client b: LOCKT overlapping: DENIED");
 	CHECK(lock40(&bcl, "f1", false, 20, 10, NULL, NULL, true) == NFS4_OK,
 	      "client b: LOCKT disjoint: OK");
-	CHECK(lock40(&bcl, "f1", false, 0, 1, &sb, &lb, false) == NFS4ERR_DENIED,
+	CHECK(lock40(&bcl, "f1", false, 0, 1, &sb, &lb, false) ==
+	          NFS4ERR_DENIED,
 	      "client b: read LOCK overlapping: DENIED");
 	CHECK(locku40("f1", 2, &la, 0, 10) == NFS4_OK, "client a: LOCKU");
 	CHECK(lock40(&bcl, "f1", false, 0, 1, &sb, &lb, false) == NFS4_OK,
@@ -805,7 +838,7 @@ static void test_sessions(void)
 	op(&b, OP4_GETFH);
 	c_send(&b, &rep2);
 	CHECK(st == NFS4_OK && rep.buf.len == rep2.buf.len &&
-		      !memcmp(rep.buf.buf + 4, rep2.buf.buf + 4, rep.buf.len - 4),
+	          !memcmp(rep.buf.buf + 4, rep2.buf.buf + 4, rep.buf.len - 4),
 	      "SEQUENCE retry: the slot's reply again");
 	c_begin(&b, 1);
 	op_sequence(&b, slot_seq + 5);
@@ -924,8 +957,56 @@ static void test_truncation_and_mutation(void)
 			bad++;
 		free(m);
 	}
-	CHECK(bad == 0, "10000 mutated COMPOUNDs: a reply or GARBAGE_ARGS each");
+	CHECK(bad == 0,
+	      "10000 mutated COMPOUNDs: a reply or GARBAGE_ARGS each");
 	free(copy);
+	rep_free(&rep);
+}
+
+/* Random operation sequences with random arguments, in 4.0 and (after a
+ * real SEQUENCE) in 4.2, some starting from the rw export: every decoder
+ * sees garbage; the answer must be a reply or GARBAGE_ARGS. */
+static void test_random_compounds(void)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	int bad = 0, n = 0;
+
+	exchange_and_session("client-random", 1 << 20);
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_RECLAIM_COMPLETE);
+	xdr_put_bool(&b.x, false);
+	c_send(&b, &rep);
+	srand(777);
+	for (int i = 0; i < 6000; i++) {
+		uint32_t minor = (i & 1) ? 2 : 0;
+		int nops = 1 + rand() % 6;
+
+		c_begin(&b, minor);
+		if (minor)
+			op_sequence(&b, ++slot_seq);
+		if (rand() % 2)
+			op_walk(&b, rwdir);
+		for (int k = 0; k < nops; k++) {
+			int words = rand() % 24;
+			uint32_t o = (uint32_t)(rand() % 78);
+			/* ALLOCATE could reserve real disk space. */
+			op(&b, o == OP4_ALLOCATE ? OP4_DEALLOCATE : o);
+			for (int w = 0; w < words; w++)
+				xdr_put_u32(&b.x, rand() % 3
+				                      ? (uint32_t)(rand() % 8)
+				                      : (uint32_t)rand());
+		}
+		send_raw(b.x.buf, b.x.len, 1, &rep);
+		xdr_out_free(&b.x);
+		n++;
+		if (rep.stat != 0 && rep.stat != RPC_GARBAGE_ARGS)
+			bad++;
+	}
+	CHECK(bad == 0 && n == 6000,
+	      "6000 random COMPOUNDs (4.0 and 4.2): a reply or GARBAGE_ARGS "
+	      "each");
 	rep_free(&rep);
 }
 
@@ -941,8 +1022,8 @@ static void test_lease(void)
 
 	setclientid(&a, "lease-a");
 	CHECK(open40(&a, "leased", 3, 0, &sa, &rep, 1) == NFS4_OK &&
-		      lock40(&a, "leased", true, 0, 100, &sa, &la, false) ==
-			      NFS4_OK,
+	          lock40(&a, "leased", true, 0, 100, &sa, &la, false) ==
+	              NFS4_OK,
 	      "lease: client a opens and locks");
 	sleep(nfs4_lease_time(S.nfs4) + 2);
 	setclientid(&bcl, "lease-b");
@@ -974,6 +1055,7 @@ int main(void)
 	test_state40();
 	test_sessions();
 	test_truncation_and_mutation();
+	test_random_compounds();
 	test_lease();
 	teardown();
 	TEST_EXIT();

@@ -1,0 +1,202 @@
+#!/bin/bash
+# libsnfs and the snfs command over NFSv3, against snfsd and nfs-ganesha:
+# copies both ways (checksums, hole maps), every command, write-then-read
+# without READ, a 200,000-entry listing while another client changes the
+# directory, UNSTABLE writes across a SIGKILL of the server, and hostile
+# replies from a fake server (the ASan build must fail cleanly).
+set -u
+. "$(dirname "$0")/../lib.sh"
+SNFS=${SNFS:-$ROOT/build/asan/snfs}
+SNFS_FAST=${SNFS_FAST:-$ROOT/build/snfs}
+[ -x "$SNFS_FAST" ] || SNFS_FAST=$SNFS
+PCTEST=${PCTEST:-$ROOT/build/tests/client/test_pagecache}
+NENTRIES=${NENTRIES:-200000}
+scratch
+GPORT=
+cleanup() {
+	[ -n "${BGPID:-}" ] && kill "$BGPID" 2>/dev/null
+	[ -n "${FAKEPID:-}" ] && kill "$FAKEPID" 2>/dev/null
+	[ -n "$GPORT" ] && "$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
+	snfsd_stop
+	rm -rf "$T_DIR"
+}
+trap cleanup EXIT
+
+EXP=$T_DIR/exp
+mkdir -p "$EXP" "$T_DIR/local"
+gcc -O2 -o "$T_DIR/mkfiles" "$PEERS/mkfiles.c" || notok "build mkfiles"
+
+# Local sources: random data, and a sparse file (data at 4 KiB-aligned
+# spots, holes of several sizes, a trailing hole).
+head -c 5000000 /dev/urandom >"$T_DIR/local/rand"
+SP=$T_DIR/local/sparse
+truncate -s 20M "$SP"
+dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
+dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
+dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
+
+sha() { sha256sum <"$1" | cut -d' ' -f1; }
+holemap() { "$SNFS" holes "$1" | grep -v '^size'; }
+holesummary() { "$SNFS" holes "$1" | grep '^size'; }
+
+# suite NAME BASEURL-without-query QUERY EXPORTDIR
+suite() {
+	local n=$1 base=$2 q=$3 dir=$4 out
+	local u="$base/t-$n"
+	check "$n: mkdir -p" "$SNFS" mkdir -p "$base/t-$n/sub/deeper?$q"
+	check "$n: cp local->nfs (random)" "$SNFS" -q cp "$T_DIR/local/rand" "$u/rand?$q"
+	check_eq "$n: server copy checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/rand")"
+	check "$n: cp nfs->local (random)" "$SNFS" -q cp "$u/rand?$q" "$T_DIR/back-$n"
+	check_eq "$n: round-trip checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$T_DIR/back-$n")"
+	check "$n: cp local->nfs (sparse)" "$SNFS" -q cp "$SP" "$u/sparse?$q"
+	check_eq "$n: sparse checksum on server" "$(sha "$SP")" "$(sha "$dir/t-$n/sparse")"
+	check "$n: cp nfs->local (sparse)" "$SNFS" -q cp "$u/sparse?$q" "$T_DIR/sparse-$n"
+	check_eq "$n: sparse round-trip checksum" "$(sha "$SP")" "$(sha "$T_DIR/sparse-$n")"
+	check_eq "$n: holes kept on nfs->local (SEEK_DATA maps)" "$(holemap "$SP")" "$(holemap "$T_DIR/sparse-$n")"
+	check_eq "$n: holes kept on local->nfs (server file map)" "$(holemap "$SP")" "$(holemap "$dir/t-$n/sparse")"
+	check_eq "$n: holes of the nfs file (zero-block scan on v3)" \
+		"$(holesummary "$SP" | cut -d' ' -f1-4)" "$(holesummary "$u/sparse?$q" | cut -d' ' -f1-4)"
+	check "$n: cp nfs->nfs" "$SNFS" -q cp "$u/rand?$q" "$u/sub/rand2?$q"
+	check_eq "$n: nfs->nfs checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/sub/rand2")"
+	check "$n: cp into a directory" "$SNFS" -q cp "$T_DIR/local/rand" "$u/sub/deeper?$q"
+	check_eq "$n: cp into a directory keeps the name" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/sub/deeper/rand")"
+	out=$("$SNFS" cat "$u/rand?$q" | sha256sum | cut -d' ' -f1)
+	check_eq "$n: cat" "$(sha "$T_DIR/local/rand")" "$out"
+	out=$("$SNFS" ls "$u?$q" | tr '\n' ' ')
+	check_eq "$n: ls" "rand sparse sub " "$out"
+	out=$("$SNFS" ls -l "$u?$q" | awk '$NF=="rand"{print $1, $5}')
+	check_eq "$n: ls -l" "-rw-r--r-- 5000000" "$out"
+	out=$("$SNFS" ls -R "$u?$q" | grep -c 'rand')
+	check_eq "$n: ls -R" "3" "$out"
+	out=$("$SNFS" stat "$u/sparse?$q" | grep -o 'Size: [0-9]*')
+	check_eq "$n: stat" "Size: 20971520" "$out"
+	check "$n: df" "$SNFS" df "$u?$q"
+	check "$n: mv" "$SNFS" mv "$u/sub/rand2?$q" "$u/moved?$q"
+	[ -f "$dir/t-$n/moved" ] && [ ! -e "$dir/t-$n/sub/rand2" ]
+	check "$n: mv renamed on the server" test $? = 0
+	check "$n: mv into a directory" "$SNFS" mv "$u/moved?$q" "$u/sub?$q"
+	check "$n: mv into a directory lands there" test -f "$dir/t-$n/sub/moved"
+	out=$("$SNFS" cat "$u/nonexistent?$q" 2>&1 >/dev/null)
+	check_eq "$n: cat of a missing file exits 1" "1" "$("$SNFS" cat "$u/nonexistent?$q" >/dev/null 2>&1; echo $?)"
+	case "$out" in *"No such file or directory"*) ok "$n: coreutils-like message" ;; *) notok "$n: message: $out" ;; esac
+	check_eq "$n: rm of a directory without -r fails" "1" "$("$SNFS" rm "$u/sub?$q" 2>/dev/null; echo $?)"
+	check "$n: rm -r" "$SNFS" rm -r "$u?$q"
+	check "$n: rm -r removed the tree" test ! -e "$dir/t-$n"
+	check "$n: --help" "$SNFS" --help
+	check_eq "$n: unknown command exits 1" "1" "$("$SNFS" frob 2>/dev/null; echo $?)"
+	SNFS_TEST_URL="$base?$q" "$PCTEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
+}
+
+# ---------------- snfsd ----------------
+PORT=$(free_port)
+snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash,async" || notok "snfsd start"
+BASE="nfs://127.0.0.1:$PORT$EXP"
+suite snfsd "$BASE" "version=3" "$EXP"
+
+# ---- 200,000 entries while another client adds and removes others ----
+BIG=$EXP/big
+mkdir -p "$BIG"
+"$T_DIR/mkfiles" dir "$BIG" "$NENTRIES" >/dev/null
+echo x >"$T_DIR/small"
+(
+	i=0
+	while :; do
+		"$SNFS_FAST" -q cp "$T_DIR/small" "$BASE/big/zz-$i" 2>/dev/null
+		[ $i -ge 3 ] && "$SNFS_FAST" rm "$BASE/big/zz-$((i - 3))" 2>/dev/null
+		i=$((i + 1))
+	done
+) &
+BGPID=$!
+sleep 0.5
+"$SNFS" ls -f "$BASE/big?readdir-buffer=65536" >"$T_DIR/listing" 2>"$T_DIR/listing.err"
+rc=$?
+kill "$BGPID" 2>/dev/null
+wait "$BGPID" 2>/dev/null
+BGPID=
+check_eq "listing under churn exits 0" 0 "$rc"
+check_eq "each of $NENTRIES entries exactly once" "$NENTRIES" "$(grep '^f' "$T_DIR/listing" | sort -u | wc -l)"
+check_eq "no entry twice" "" "$(sort "$T_DIR/listing" | uniq -d | head -3)"
+check "the other client really changed the directory" grep -q '^zz-' "$T_DIR/listing"
+rm -f "$BIG"/zz-*
+
+# Numbers: seconds and RPCs per buffer size (plain build), beside ls -f.
+for b in 32768 262144 1048576; do
+	s=$(date +%s.%N)
+	st=$("$SNFS_FAST" --stats ls -f "$BASE/big?readdir-buffer=$b" 2>&1 >/dev/null | grep -o 'readdir=[0-9]*')
+	e=$(date +%s.%N)
+	echo "# listing $NENTRIES entries, buffer $b: $(echo "$e - $s" | bc) s, $st"
+	st=$("$SNFS_FAST" --stats ls -lf "$BASE/big?readdir-buffer=$b" 2>&1 >/dev/null | grep -o 'readdirplus=[0-9]*')
+	echo "# listing -l (READDIRPLUS), buffer $b: $st"
+done
+s=$(date +%s.%N)
+ls -f "$BIG" >/dev/null
+e=$(date +%s.%N)
+echo "# local ls -f: $(echo "$e - $s" | bc) s"
+rm -rf "$BIG"
+
+# ---- UNSTABLE writes in flight; server SIGKILLed, its unstable data lost ----
+head -c 24000000 /dev/urandom >"$T_DIR/unstable.src"
+mkfifo "$T_DIR/fifo"
+"$SNFS" -q --stats cp "$T_DIR/fifo" "$BASE/unstable?timeout=60" 2>"$T_DIR/unstable.err" &
+CPPID=$!
+exec 3>"$T_DIR/fifo"
+cat "$T_DIR/unstable.src" >&3
+sleep 2
+snfsd_stop KILL
+# What the server had not committed is gone (as after a crash).
+: >"$EXP/unstable"
+# (the server must not inherit the pipe's write end)
+{ snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash,async" || notok "snfsd restart"; } 3>&-
+exec 3>&-
+wait "$CPPID"
+check_eq "close after the server restart succeeds" 0 $?
+check_eq "data intact after the restart" "$(sha "$T_DIR/unstable.src")" "$(sha "$EXP/unstable")"
+case "$(cat "$T_DIR/unstable.err")" in
+*"write_resends=0"*) notok "the lost writes were sent again" ;;
+*write_resends=*) ok "the lost writes were sent again" ;;
+*) notok "no stats: $(head -3 "$T_DIR/unstable.err")" ;;
+esac
+check_no_sanitizer_reports "snfsd"
+snfsd_stop
+
+# ---- a hostile server ----
+FPORT=$(free_port)
+for mode in random body truncated huge frag; do
+	for seed in 1 2 3; do
+		python3 "$ROOT/tests/client/fake_server.py" "$FPORT" "$mode" "$seed" >"$T_DIR/fake.out" &
+		FAKEPID=$!
+		for i in $(seq 50); do grep -q listening "$T_DIR/fake.out" && break; sleep 0.1; done
+		for cmd in "ls -l" "cat" "stat" "df" "holes" "cp"; do
+			args=("nfs://127.0.0.1:$FPORT/export/d/f?timeout=2&mountport=$FPORT")
+			[ "$cmd" = cp ] && args+=("$T_DIR/fake-copy")
+			# shellcheck disable=SC2086
+			timeout 60 "$SNFS" $cmd "${args[@]}" >/dev/null 2>"$T_DIR/fake.err"
+			rc=$?
+			if grep -qE 'AddressSanitizer|runtime error' "$T_DIR/fake.err" || [ $rc -gt 2 ]; then
+				notok "fake server ($mode, seed $seed): $cmd crashed or hung (rc $rc)"
+				head -20 "$T_DIR/fake.err" >&2
+			elif [ $rc = 0 ] && [ "$cmd" != df ] && [ "$cmd" != stat ] && [ "$cmd" != "ls -l" ]; then
+				notok "fake server ($mode, seed $seed): $cmd claimed success"
+			else
+				ok "fake server ($mode, seed $seed): $cmd fails cleanly (rc $rc)"
+			fi
+		done
+		kill "$FAKEPID" 2>/dev/null
+		wait "$FAKEPID" 2>/dev/null
+		FAKEPID=
+	done
+done
+
+# ---------------- nfs-ganesha ----------------
+if [ "${SKIP_GANESHA:-0}" != 1 ]; then
+	GPORT=$(free_port)
+	mkdir -p "$T_DIR/gexp"
+	if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
+		suite ganesha "nfs://127.0.0.1/export" "version=3&nfsport=$GPORT&mountport=$((GPORT + 1))" "$T_DIR/gexp"
+	else
+		notok "ganesha start"
+		tail -20 "$T_DIR/ganesha.log" >&2
+	fi
+fi
+
+[ "$T_FAILS" = 0 ]
