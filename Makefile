@@ -81,8 +81,12 @@ run: deps $(B)/snfsd
 check: deps deps-test all asan
 	@tests/run.sh
 
-install: $(B)/snfsd
+install: $(B)/snfsd $(B)/snfs $(B)/libsnfs.a
 	install -D -m 755 $(B)/snfsd $(DESTDIR)$(PREFIX)/sbin/snfsd
+	install -D -m 755 $(B)/snfs $(DESTDIR)$(PREFIX)/bin/snfs
+	install -D -m 644 $(B)/libsnfs.a $(DESTDIR)$(PREFIX)/lib/libsnfs.a
+	install -D -m 644 include/snfs/snfs.h $(DESTDIR)$(PREFIX)/include/snfs/snfs.h
+	install -D -m 644 doc/snfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/snfs.1
 	install -D -m 644 doc/snfsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/snfsd.8
 	install -D -m 644 dist/snfsd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/snfsd.service
 	sed -i 's|@PREFIX@|$(PREFIX)|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/snfsd.service
@@ -100,9 +104,10 @@ bench: deps $(B)/snfsd
 
 # ---- fuzzing (tests/fuzz, issue 7): libFuzzer targets built with clang
 # from the library sources in LIB_SRCS, so new source folders are picked up.
-# `make fuzz` runs each target for FUZZ_SECONDS over its committed corpus and
-# keeps new inputs in $(FUZZ_WORK); `make check` runs each for 30 s through
-# tests/fuzz/t_fuzz.sh. See tests/fuzz/README.md.
+# `make fuzz` replays tests/fuzz/regress, then runs each target for
+# FUZZ_SECONDS over its committed corpus, keeping new inputs in $(FUZZ_WORK);
+# `make check` does the same for 30 s each through tests/fuzz/t_fuzz.sh.
+# See tests/fuzz/README.md.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_WORK ?= build/fuzz-work
@@ -128,7 +133,7 @@ $(FZ)/fuzz_%: $(FZ)/tests/fuzz/fuzz_%.o $(FZ)/tests/fuzz/fuzz_srv.o $(FZ)/libsnf
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_WORK=$(FUZZ_WORK) tests/fuzz/run.sh $(FUZZ_TARGETS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_WORK=$(FUZZ_WORK) tests/fuzz/fuzz.sh -r $(FUZZ_TARGETS)
 
 # `make -s print-VAR` prints a variable (used by scripts).
 print-%:

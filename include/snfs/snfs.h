@@ -40,19 +40,19 @@ enum snfs_version {
 /* Settings that a URL may also give (the URL wins when both do). A zero
  * field means "the default". */
 struct snfs_mount_opts {
-	size_t cache_size;     /* page cache bytes; SIZE_MAX turns it off */
-	uint32_t rsize, wsize; /* READ/WRITE payload per RPC */
+	size_t cache_size;       /* page cache bytes; SIZE_MAX turns it off */
+	uint32_t rsize, wsize;   /* READ/WRITE payload per RPC */
 	uint32_t readdir_buffer; /* READDIR reply size, up to 1 MiB */
-	uint32_t timeout_ms;   /* per call, across reconnects */
+	uint32_t timeout_ms;     /* per call, across reconnects */
 };
 
 /* Parsed URL (see snfs_url_parse). Strings are owned by the struct. */
 struct snfs_url {
 	char *host;
-	uint16_t port;	   /* 0: not given */
-	uint16_t nfsport;  /* from ?nfsport= (or :port) */
+	uint16_t port;    /* 0: not given */
+	uint16_t nfsport; /* from ?nfsport= (or :port) */
 	uint16_t mountport;
-	char *path;	   /* percent-decoded, always starts with '/' */
+	char *path; /* percent-decoded, always starts with '/' */
 	enum snfs_version version;
 	bool version_given;
 	uint32_t uid, gid;
@@ -71,7 +71,7 @@ bool snfs_is_url(const char *s);
 
 /* Mount the export named by url. opts may be NULL. */
 int snfs_mount(const char *url, const struct snfs_mount_opts *opts,
-	       struct snfs_ctx **out);
+               struct snfs_ctx **out);
 /* Flush everything, unmount and free. Returns the first flush error. */
 int snfs_umount(struct snfs_ctx *ctx);
 /* The export path and the path below it that the URL named. */
@@ -132,17 +132,17 @@ int snfs_stat(struct snfs_ctx *ctx, const char *path, struct snfs_stat *st);
 /* Like snfs_stat but does not follow a final symlink. */
 int snfs_lstat(struct snfs_ctx *ctx, const char *path, struct snfs_stat *st);
 int snfs_setattr(struct snfs_ctx *ctx, const char *path,
-		 const struct snfs_setattr *sa);
+                 const struct snfs_setattr *sa);
 int snfs_truncate(struct snfs_ctx *ctx, const char *path, uint64_t size);
 int snfs_statvfs(struct snfs_ctx *ctx, const char *path,
-		 struct snfs_statvfs *sv);
+                 struct snfs_statvfs *sv);
 
 /* flags: O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND. */
 int snfs_open(struct snfs_ctx *ctx, const char *path, int flags, mode_t mode,
-	      struct snfs_file **out);
+              struct snfs_file **out);
 ssize_t snfs_pread(struct snfs_file *f, void *buf, size_t count, uint64_t off);
 ssize_t snfs_pwrite(struct snfs_file *f, const void *buf, size_t count,
-		    uint64_t off);
+                    uint64_t off);
 /* Write back dirty data (UNSTABLE WRITE) and COMMIT it. */
 int snfs_fsync(struct snfs_file *f);
 /* Flush and free; returns the flush error, if any. */
@@ -162,7 +162,7 @@ int snfs_punch_hole(struct snfs_file *f, uint64_t off, uint64_t len);
  * the bytes copied. Both files must belong to the same context for a
  * server-side copy. */
 int64_t snfs_copy(struct snfs_file *src, uint64_t src_off,
-		  struct snfs_file *dst, uint64_t dst_off, uint64_t len);
+                  struct snfs_file *dst, uint64_t dst_off, uint64_t len);
 
 /* A read that reports holes: segments cover [off, off + returned bytes) in
  * order; hole segments leave buf untouched (zero-fill is the caller's
@@ -172,8 +172,8 @@ struct snfs_segment {
 	bool hole;
 };
 ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
-			   uint64_t off, struct snfs_segment *segs,
-			   size_t max_segs, size_t *nsegs, bool *eof);
+                           uint64_t off, struct snfs_segment *segs,
+                           size_t max_segs, size_t *nsegs, bool *eof);
 
 struct snfs_dirent {
 	const char *name; /* valid until the next snfs_readdir */
@@ -186,7 +186,7 @@ struct snfs_dirent {
 /* flags: SNFS_DIR_PLUS asks for attributes (READDIRPLUS). */
 enum { SNFS_DIR_PLUS = 1 };
 int snfs_opendir(struct snfs_ctx *ctx, const char *path, int flags,
-		 struct snfs_dir **out);
+                 struct snfs_dir **out);
 /* 1 and *ent filled, 0 at the end, or -errno. */
 int snfs_readdir(struct snfs_dir *d, struct snfs_dirent *ent);
 /* The position after the last entry returned, and a return to it. */
@@ -202,7 +202,7 @@ int snfs_link(struct snfs_ctx *ctx, const char *target, const char *path);
 int snfs_symlink(struct snfs_ctx *ctx, const char *target, const char *path);
 /* Returns the length written (NUL-terminated, truncated to size-1). */
 int snfs_readlink(struct snfs_ctx *ctx, const char *path, char *buf,
-		  size_t size);
+                  size_t size);
 
 /* Per-operation RPC counters (calls sent, counted once per call even when
  * resent after a reconnect) and byte totals. */
@@ -229,8 +229,8 @@ enum snfs_op {
 	SNFS_OP_FSINFO,
 	SNFS_OP_PATHCONF,
 	SNFS_OP_COMMIT,
-	SNFS_OP_MOUNT,	 /* MOUNT protocol: MNT, UMNT, EXPORT */
-	SNFS_OP_GETPORT, /* portmapper */
+	SNFS_OP_MOUNT,    /* MOUNT protocol: MNT, UMNT, EXPORT */
+	SNFS_OP_GETPORT,  /* portmapper */
 	SNFS_OP_COMPOUND, /* NFSv4 */
 	SNFS_OP_READ_PLUS,
 	SNFS_OP_SEEK,
@@ -246,9 +246,10 @@ struct snfs_stats {
 	uint64_t retransmits; /* calls sent again after a reconnect */
 	uint64_t reconnects;
 	uint64_t bytes_sent, bytes_received;
-	uint64_t read_bytes, write_bytes; /* payload */
+	uint64_t read_bytes, write_bytes;  /* payload */
 	uint64_t cache_hits, cache_misses; /* pread bytes from/not from cache */
-	uint64_t write_resends; /* ranges written again after a verifier change */
+	uint64_t
+	    write_resends; /* ranges written again after a verifier change */
 };
 
 void snfs_stats(struct snfs_ctx *ctx, struct snfs_stats *out);

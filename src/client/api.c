@@ -41,7 +41,7 @@ const char *snfs_last_error(void)
 static int fail_op(int err, const char *what)
 {
 	return snfs_fail(err, "%s: %s", what,
-			 strerror(err == -SNFS_EBADCOOKIE ? EIO : -err));
+	                 strerror(err == -SNFS_EBADCOOKIE ? EIO : -err));
 }
 
 struct snfs_file {
@@ -97,8 +97,8 @@ static void apply_opts(struct snfs_ctx *c, const struct snfs_mount_opts *o)
 		if (o->readdir_buffer)
 			c->dirbuf = o->readdir_buffer;
 		if (o->cache_size)
-			c->cache_size = o->cache_size == SIZE_MAX ? 0
-								  : o->cache_size;
+			c->cache_size =
+			    o->cache_size == SIZE_MAX ? 0 : o->cache_size;
 		if (o->timeout_ms)
 			c->rpc_cfg.timeout_ms = o->timeout_ms;
 	}
@@ -123,7 +123,7 @@ static void apply_opts(struct snfs_ctx *c, const struct snfs_mount_opts *o)
 }
 
 int snfs_mount(const char *url, const struct snfs_mount_opts *opts,
-	       struct snfs_ctx **out)
+               struct snfs_ctx **out)
 {
 	struct snfs_ctx *c = calloc(1, sizeof(*c));
 	int rc;
@@ -141,8 +141,8 @@ int snfs_mount(const char *url, const struct snfs_mount_opts *opts,
 	if (!c->ops) {
 		ctx_free(c);
 		return snfs_fail(-EPROTONOSUPPORT,
-				 "NFS version %d.%d is not built in",
-				 c->version / 10, c->version % 10);
+		                 "NFS version %d.%d is not built in",
+		                 c->version / 10, c->version % 10);
 	}
 	apply_opts(c, opts);
 	c->rpc_cfg.host = c->url.host;
@@ -231,7 +231,7 @@ static int walk_push(struct walk *w, const struct snfs_fh *fh)
  * are taken lexically (never above the root); symlinks are expanded,
  * absolute ones from the export root. */
 static int walk_path(struct snfs_ctx *c, const char *path, bool follow,
-		     struct snfs_fh *out, struct snfs_stat *st, bool *have_st)
+                     struct snfs_fh *out, struct snfs_stat *st, bool *have_st)
 {
 	struct walk w = {0};
 	char *work = strdup(path);
@@ -272,7 +272,7 @@ static int walk_path(struct snfs_ctx *c, const char *path, bool follow,
 		struct snfs_fh fh;
 		bool have = false;
 		rc = c->ops->lookup(c, &w.stack[w.depth - 1], name, &fh, st,
-				    &have);
+		                    &have);
 		if (rc < 0)
 			goto out;
 		if (!have) {
@@ -318,7 +318,7 @@ out:
 }
 
 int snfs_resolve(struct snfs_ctx *c, const char *path, bool follow,
-		 struct snfs_fh *fh, struct snfs_stat *st)
+                 struct snfs_fh *fh, struct snfs_stat *st)
 {
 	struct snfs_stat tmp;
 	bool have;
@@ -334,7 +334,7 @@ int snfs_resolve(struct snfs_ctx *c, const char *path, bool follow,
 
 /* Split path into its parent directory (resolved) and last name. */
 static int resolve_parent(struct snfs_ctx *c, const char *path,
-			  struct snfs_fh *dir, char name[256])
+                          struct snfs_fh *dir, char name[256])
 {
 	char *full = full_path(c, path);
 	if (!full)
@@ -368,7 +368,7 @@ static int resolve_parent(struct snfs_ctx *c, const char *path,
 /* ---- attributes ---- */
 
 static int stat_common(struct snfs_ctx *c, const char *path, bool follow,
-		       struct snfs_stat *st)
+                       struct snfs_stat *st)
 {
 	struct snfs_fh fh;
 	int rc = snfs_resolve(c, path, follow, &fh, st);
@@ -386,7 +386,7 @@ int snfs_lstat(struct snfs_ctx *c, const char *path, struct snfs_stat *st)
 }
 
 int snfs_setattr(struct snfs_ctx *c, const char *path,
-		 const struct snfs_setattr *sa)
+                 const struct snfs_setattr *sa)
 {
 	struct snfs_fh fh;
 	struct snfs_stat post;
@@ -423,7 +423,7 @@ int snfs_statvfs(struct snfs_ctx *c, const char *path, struct snfs_statvfs *sv)
 /* ---- files ---- */
 
 static int open_create(struct snfs_ctx *c, const char *path, int flags,
-		       mode_t mode, struct snfs_fh *fh, struct snfs_stat *st)
+                       mode_t mode, struct snfs_fh *fh, struct snfs_stat *st)
 {
 	struct snfs_fh dir;
 	char name[256];
@@ -436,7 +436,7 @@ static int open_create(struct snfs_ctx *c, const char *path, int flags,
 		return -EEXIST;
 	if (rc == -ENOENT) {
 		rc = c->ops->create(c, &dir, name, mode & 07777,
-				    (flags & O_EXCL) != 0, fh);
+		                    (flags & O_EXCL) != 0, fh);
 		have = false;
 	}
 	if (rc == 0 && !have)
@@ -447,7 +447,7 @@ static int open_create(struct snfs_ctx *c, const char *path, int flags,
 }
 
 int snfs_open(struct snfs_ctx *c, const char *path, int flags, mode_t mode,
-	      struct snfs_file **out)
+              struct snfs_file **out)
 {
 	struct snfs_fh fh;
 	struct snfs_stat st;
@@ -496,7 +496,7 @@ ssize_t snfs_pread(struct snfs_file *f, void *buf, size_t count, uint64_t off)
 }
 
 ssize_t snfs_pwrite(struct snfs_file *f, const void *buf, size_t count,
-		    uint64_t off)
+                    uint64_t off)
 {
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return snfs_fail(-EBADF, "file not open for writing");
@@ -547,9 +547,8 @@ int snfs_ftruncate(struct snfs_file *f, uint64_t size)
 int64_t snfs_seek_data(struct snfs_file *f, uint64_t off)
 {
 	if (!f->c->ops->seek)
-		return snfs_fail(-EOPNOTSUPP,
-				 "SEEK needs NFSv4.2 (this is %s)",
-				 f->c->ops->name);
+		return snfs_fail(-EOPNOTSUPP, "SEEK needs NFSv4.2 (this is %s)",
+		                 f->c->ops->name);
 	int rc = pc_flush(f->pf, false);
 	if (rc < 0)
 		return fail_op(rc, "seek");
@@ -560,9 +559,8 @@ int64_t snfs_seek_data(struct snfs_file *f, uint64_t off)
 int64_t snfs_seek_hole(struct snfs_file *f, uint64_t off)
 {
 	if (!f->c->ops->seek)
-		return snfs_fail(-EOPNOTSUPP,
-				 "SEEK needs NFSv4.2 (this is %s)",
-				 f->c->ops->name);
+		return snfs_fail(-EOPNOTSUPP, "SEEK needs NFSv4.2 (this is %s)",
+		                 f->c->ops->name);
 	int rc = pc_flush(f->pf, false);
 	if (rc < 0)
 		return fail_op(rc, "seek");
@@ -570,14 +568,13 @@ int64_t snfs_seek_hole(struct snfs_file *f, uint64_t off)
 	return r < 0 ? fail_op((int)r, "seek") : r;
 }
 
-static int space_op(struct snfs_file *f, uint64_t off, uint64_t len,
-		    bool alloc)
+static int space_op(struct snfs_file *f, uint64_t off, uint64_t len, bool alloc)
 {
 	int (*op)(struct snfs_ctx *, struct snfs_file *, uint64_t, uint64_t) =
-		alloc ? f->c->ops->allocate : f->c->ops->deallocate;
+	    alloc ? f->c->ops->allocate : f->c->ops->deallocate;
 	if (!op)
 		return snfs_fail(-EOPNOTSUPP, "%s needs NFSv4.2",
-				 alloc ? "ALLOCATE" : "DEALLOCATE");
+		                 alloc ? "ALLOCATE" : "DEALLOCATE");
 	int rc = pc_flush(f->pf, true);
 	if (rc == 0)
 		rc = op(f->c, f, off, len);
@@ -602,7 +599,7 @@ int snfs_punch_hole(struct snfs_file *f, uint64_t off, uint64_t len)
 }
 
 int64_t snfs_copy(struct snfs_file *src, uint64_t soff, struct snfs_file *dst,
-		  uint64_t doff, uint64_t len)
+                  uint64_t doff, uint64_t len)
 {
 	struct snfs_ctx *c = src->c;
 
@@ -623,16 +620,16 @@ int64_t snfs_copy(struct snfs_file *src, uint64_t soff, struct snfs_file *dst,
 		return snfs_fail(-ENOMEM, "out of memory");
 	while ((uint64_t)done < len) {
 		size_t want = len - (uint64_t)done < COPY_CHUNK
-				      ? (size_t)(len - (uint64_t)done)
-				      : COPY_CHUNK;
+		                  ? (size_t)(len - (uint64_t)done)
+		                  : COPY_CHUNK;
 		ssize_t n = snfs_pread(src, buf, want, soff + (uint64_t)done);
 		if (n <= 0) {
 			if (n < 0)
 				done = n;
 			break;
 		}
-		ssize_t w = snfs_pwrite(dst, buf, (size_t)n,
-					doff + (uint64_t)done);
+		ssize_t w =
+		    snfs_pwrite(dst, buf, (size_t)n, doff + (uint64_t)done);
 		if (w < 0) {
 			done = w;
 			break;
@@ -644,8 +641,8 @@ int64_t snfs_copy(struct snfs_file *src, uint64_t soff, struct snfs_file *dst,
 }
 
 ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
-			   uint64_t off, struct snfs_segment *segs,
-			   size_t max_segs, size_t *nsegs, bool *eof)
+                           uint64_t off, struct snfs_segment *segs,
+                           size_t max_segs, size_t *nsegs, bool *eof)
 {
 	struct snfs_ctx *c = f->c;
 
@@ -657,7 +654,7 @@ ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
 		if (rc < 0)
 			return fail_op(rc, "read");
 		ssize_t n = c->ops->read_segments(c, f, buf, count, off, segs,
-						  max_segs, nsegs, eof);
+		                                  max_segs, nsegs, eof);
 		if (n != -EOPNOTSUPP)
 			return n < 0 ? fail_op((int)n, "read") : n;
 	}
@@ -676,7 +673,7 @@ ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
 /* ---- names ---- */
 
 typedef int (*dir_name_fn)(struct snfs_ctx *, const struct snfs_fh *,
-			   const char *);
+                           const char *);
 
 static int on_parent(struct snfs_ctx *c, const char *path, dir_name_fn fn)
 {
@@ -720,8 +717,8 @@ int snfs_rename(struct snfs_ctx *c, const char *from, const char *to)
 		return fail_op(rc, to);
 	rc = c->ops->rename(c, &fdir, fname, &tdir, tname);
 	return rc < 0 ? snfs_fail(rc, "rename %s to %s: %s", from, to,
-				  strerror(-rc))
-		      : 0;
+	                          strerror(-rc))
+	              : 0;
 }
 
 int snfs_link(struct snfs_ctx *c, const char *target, const char *path)
@@ -759,36 +756,21 @@ int snfs_readlink(struct snfs_ctx *c, const char *path, char *buf, size_t size)
 /* ---- counters ---- */
 
 static const char *const op_names[SNFS_OP_MAX] = {
-	[SNFS_OP_NULL] = "null",
-	[SNFS_OP_GETATTR] = "getattr",
-	[SNFS_OP_SETATTR] = "setattr",
-	[SNFS_OP_LOOKUP] = "lookup",
-	[SNFS_OP_ACCESS] = "access",
-	[SNFS_OP_READLINK] = "readlink",
-	[SNFS_OP_READ] = "read",
-	[SNFS_OP_WRITE] = "write",
-	[SNFS_OP_CREATE] = "create",
-	[SNFS_OP_MKDIR] = "mkdir",
-	[SNFS_OP_SYMLINK] = "symlink",
-	[SNFS_OP_MKNOD] = "mknod",
-	[SNFS_OP_REMOVE] = "remove",
-	[SNFS_OP_RMDIR] = "rmdir",
-	[SNFS_OP_RENAME] = "rename",
-	[SNFS_OP_LINK] = "link",
-	[SNFS_OP_READDIR] = "readdir",
-	[SNFS_OP_READDIRPLUS] = "readdirplus",
-	[SNFS_OP_FSSTAT] = "fsstat",
-	[SNFS_OP_FSINFO] = "fsinfo",
-	[SNFS_OP_PATHCONF] = "pathconf",
-	[SNFS_OP_COMMIT] = "commit",
-	[SNFS_OP_MOUNT] = "mount",
-	[SNFS_OP_GETPORT] = "getport",
-	[SNFS_OP_COMPOUND] = "compound",
-	[SNFS_OP_READ_PLUS] = "read_plus",
-	[SNFS_OP_SEEK] = "seek",
-	[SNFS_OP_COPY] = "copy",
-	[SNFS_OP_ALLOCATE] = "allocate",
-	[SNFS_OP_DEALLOCATE] = "deallocate",
+    [SNFS_OP_NULL] = "null",         [SNFS_OP_GETATTR] = "getattr",
+    [SNFS_OP_SETATTR] = "setattr",   [SNFS_OP_LOOKUP] = "lookup",
+    [SNFS_OP_ACCESS] = "access",     [SNFS_OP_READLINK] = "readlink",
+    [SNFS_OP_READ] = "read",         [SNFS_OP_WRITE] = "write",
+    [SNFS_OP_CREATE] = "create",     [SNFS_OP_MKDIR] = "mkdir",
+    [SNFS_OP_SYMLINK] = "symlink",   [SNFS_OP_MKNOD] = "mknod",
+    [SNFS_OP_REMOVE] = "remove",     [SNFS_OP_RMDIR] = "rmdir",
+    [SNFS_OP_RENAME] = "rename",     [SNFS_OP_LINK] = "link",
+    [SNFS_OP_READDIR] = "readdir",   [SNFS_OP_READDIRPLUS] = "readdirplus",
+    [SNFS_OP_FSSTAT] = "fsstat",     [SNFS_OP_FSINFO] = "fsinfo",
+    [SNFS_OP_PATHCONF] = "pathconf", [SNFS_OP_COMMIT] = "commit",
+    [SNFS_OP_MOUNT] = "mount",       [SNFS_OP_GETPORT] = "getport",
+    [SNFS_OP_COMPOUND] = "compound", [SNFS_OP_READ_PLUS] = "read_plus",
+    [SNFS_OP_SEEK] = "seek",         [SNFS_OP_COPY] = "copy",
+    [SNFS_OP_ALLOCATE] = "allocate", [SNFS_OP_DEALLOCATE] = "deallocate",
 };
 
 const char *snfs_op_name(enum snfs_op op)

@@ -23,7 +23,8 @@ struct snfs_fh {
 
 static inline bool fh_equal(const struct snfs_fh *a, const struct snfs_fh *b)
 {
-	return a->len == b->len && __builtin_memcmp(a->data, b->data, a->len) == 0;
+	return a->len == b->len &&
+	       __builtin_memcmp(a->data, b->data, a->len) == 0;
 }
 
 /* Result of a WRITE. */
@@ -55,66 +56,66 @@ struct snfs_proto_ops {
 	int (*mount)(struct snfs_ctx *c);
 	void (*umount)(struct snfs_ctx *c);
 	int (*getattr)(struct snfs_ctx *c, const struct snfs_fh *fh,
-		       struct snfs_stat *st);
+	               struct snfs_stat *st);
 	int (*setattr)(struct snfs_ctx *c, const struct snfs_fh *fh,
-		       const struct snfs_setattr *sa, struct snfs_stat *post,
-		       bool *have_post);
+	               const struct snfs_setattr *sa, struct snfs_stat *post,
+	               bool *have_post);
 	int (*lookup)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		      const char *name, struct snfs_fh *out,
-		      struct snfs_stat *st, bool *have_attr);
+	              const char *name, struct snfs_fh *out,
+	              struct snfs_stat *st, bool *have_attr);
 	int (*readlink)(struct snfs_ctx *c, const struct snfs_fh *fh, char *buf,
-			size_t size);
+	                size_t size);
 	int (*read_start)(struct snfs_ctx *c, const struct snfs_fh *fh,
-			  uint64_t off, uint32_t count, struct rpc_req **r);
+	                  uint64_t off, uint32_t count, struct rpc_req **r);
 	int (*read_finish)(struct snfs_ctx *c, struct rpc_req *r, void *buf,
-			   uint32_t count, struct snfs_read_res *res);
+	                   uint32_t count, struct snfs_read_res *res);
 	int (*write_start)(struct snfs_ctx *c, const struct snfs_fh *fh,
-			   uint64_t off, const void *buf, uint32_t count,
-			   int stable, struct rpc_req **r);
+	                   uint64_t off, const void *buf, uint32_t count,
+	                   int stable, struct rpc_req **r);
 	int (*write_finish)(struct snfs_ctx *c, struct rpc_req *r,
-			    struct snfs_write_res *res);
+	                    struct snfs_write_res *res);
 	int (*commit)(struct snfs_ctx *c, const struct snfs_fh *fh,
-		      uint8_t verf[8], struct snfs_stat *post, bool *have_post);
+	              uint8_t verf[8], struct snfs_stat *post, bool *have_post);
 	int (*create)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		      const char *name, uint32_t mode, bool excl,
-		      struct snfs_fh *out);
+	              const char *name, uint32_t mode, bool excl,
+	              struct snfs_fh *out);
 	int (*mkdir)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		     const char *name, uint32_t mode);
+	             const char *name, uint32_t mode);
 	int (*symlink)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		       const char *name, const char *target);
+	               const char *name, const char *target);
 	int (*remove)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		      const char *name);
+	              const char *name);
 	int (*rmdir)(struct snfs_ctx *c, const struct snfs_fh *dir,
-		     const char *name);
+	             const char *name);
 	int (*rename)(struct snfs_ctx *c, const struct snfs_fh *fdir,
-		      const char *fname, const struct snfs_fh *tdir,
-		      const char *tname);
+	              const char *fname, const struct snfs_fh *tdir,
+	              const char *tname);
 	int (*link)(struct snfs_ctx *c, const struct snfs_fh *fh,
-		    const struct snfs_fh *dir, const char *name);
+	            const struct snfs_fh *dir, const char *name);
 	/* One READDIR(PLUS) reply, decoded into *page (see readdir.h).
 	 * -EBADCOOKIE when the cookie or verifier is no longer valid. */
 	int (*readdir)(struct snfs_ctx *c, const struct snfs_fh *dir, bool plus,
-		       uint64_t cookie, const uint8_t verf[8], uint32_t bufsize,
-		       struct rd_page *page);
+	               uint64_t cookie, const uint8_t verf[8], uint32_t bufsize,
+	               struct rd_page *page);
 	int (*statvfs)(struct snfs_ctx *c, const struct snfs_fh *fh,
-		       struct snfs_statvfs *sv);
+	               struct snfs_statvfs *sv);
 	/* Optional: per-open state (NFSv4 OPEN/CLOSE stateids). */
 	int (*open_state)(struct snfs_ctx *c, struct snfs_file *f, int flags);
 	int (*close_state)(struct snfs_ctx *c, struct snfs_file *f);
 	/* Optional: NFSv4.2. */
 	int64_t (*seek)(struct snfs_ctx *c, struct snfs_file *f, uint64_t off,
-			bool data);
+	                bool data);
 	int (*allocate)(struct snfs_ctx *c, struct snfs_file *f, uint64_t off,
-			uint64_t len);
+	                uint64_t len);
 	int (*deallocate)(struct snfs_ctx *c, struct snfs_file *f, uint64_t off,
-			  uint64_t len);
+	                  uint64_t len);
 	int64_t (*copy)(struct snfs_ctx *c, struct snfs_file *src,
-			uint64_t soff, struct snfs_file *dst, uint64_t doff,
-			uint64_t len);
+	                uint64_t soff, struct snfs_file *dst, uint64_t doff,
+	                uint64_t len);
 	ssize_t (*read_segments)(struct snfs_ctx *c, struct snfs_file *f,
-				 void *buf, size_t count, uint64_t off,
-				 struct snfs_segment *segs, size_t max_segs,
-				 size_t *nsegs, bool *eof);
+	                         void *buf, size_t count, uint64_t off,
+	                         struct snfs_segment *segs, size_t max_segs,
+	                         size_t *nsegs, bool *eof);
 };
 
 extern const struct snfs_proto_ops snfs_nfs3_ops;
@@ -132,10 +133,10 @@ struct snfs_ctx {
 	const struct snfs_proto_ops *ops;
 	struct rpc_clnt *rpc;
 	struct rpc_clnt_cfg rpc_cfg; /* host, uid, gid, timeout */
-	struct snfs_fh root;	     /* export root */
+	struct snfs_fh root;         /* export root */
 	char *export;
-	char *url_path;		/* below the export; "" for the root */
-	struct snfs_fh base;	/* what url_path names */
+	char *url_path;      /* below the export; "" for the root */
+	struct snfs_fh base; /* what url_path names */
 	uint32_t rsize, wsize, dirbuf;
 	size_t cache_size;
 	struct snfs_counters stats;
@@ -147,10 +148,10 @@ struct snfs_ctx {
 /* Resolve path (see snfs.h for how paths are read) to a handle; st may
  * be NULL. follow: follow a symlink in the last component. */
 int snfs_resolve(struct snfs_ctx *c, const char *path, bool follow,
-		 struct snfs_fh *fh, struct snfs_stat *st);
+                 struct snfs_fh *fh, struct snfs_stat *st);
 
 /* Record msg for snfs_last_error() and return err (a -errno). */
 int snfs_fail(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -40,7 +40,7 @@ static int pmap_getport(struct snfs_ctx *c, uint32_t prog, uint32_t vers)
 	xdr_put_u32(&a, IPPROTO_TCP_NUM);
 	xdr_put_u32(&a, 0);
 	rc = rpc_call(pc, PMAP_PROG, PMAP_VERS, PMAPPROC_GETPORT,
-		      SNFS_OP_GETPORT, &a, &rep);
+	              SNFS_OP_GETPORT, &a, &rep);
 	if (rc == 0) {
 		if (!xdr_get_u32(&rep.res, &port) || port == 0 || port > 65535)
 			rc = port == 0 ? -EPROTONOSUPPORT : -EPROTO;
@@ -63,7 +63,7 @@ static int mount_export_list(struct rpc_clnt *mc, char ***out)
 	if (xdr_out_init(&a, 64, 64) < 0)
 		return -ENOMEM;
 	rc = rpc_call(mc, MOUNT_PROG, MOUNT_VERS, MNTPROC_EXPORT, SNFS_OP_MOUNT,
-		      &a, &rep);
+	              &a, &rep);
 	if (rc < 0)
 		return rc;
 	struct xdr_in *x = &rep.res;
@@ -115,8 +115,7 @@ static bool path_has_prefix(const char *path, const char *prefix)
 	       (path[n] == 0 || path[n] == '/');
 }
 
-const char *mount3_pick_export(const char *path, char *const *exports,
-			       size_t n)
+const char *mount3_pick_export(const char *path, char *const *exports, size_t n)
 {
 	const char *best = NULL;
 	for (size_t i = 0; i < n; i++)
@@ -128,8 +127,7 @@ const char *mount3_pick_export(const char *path, char *const *exports,
 
 /* MNT (appendix I, MOUNTPROC3_MNT). Returns 0, -errno, or a mountstat3
  * mapped to -errno. */
-static int mount_mnt(struct rpc_clnt *mc, const char *path,
-		     struct snfs_fh *fh)
+static int mount_mnt(struct rpc_clnt *mc, const char *path, struct snfs_fh *fh)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -140,7 +138,7 @@ static int mount_mnt(struct rpc_clnt *mc, const char *path,
 		return -ENOMEM;
 	xdr_put_string(&a, path);
 	rc = rpc_call(mc, MOUNT_PROG, MOUNT_VERS, MNTPROC_MNT, SNFS_OP_MOUNT,
-		      &a, &rep);
+	              &a, &rep);
 	if (rc < 0)
 		return rc;
 	if (!xdr_get_u32(&rep.res, &s))
@@ -154,7 +152,7 @@ static int mount_mnt(struct rpc_clnt *mc, const char *path,
 
 /* Try MNT on the path and then on each shorter prefix of it. */
 static int mount_by_prefix(struct snfs_ctx *c, struct rpc_clnt *mc,
-			   const char *path, char **export)
+                           const char *path, char **export)
 {
 	char *p = strdup(path);
 	int rc = -ENOENT;
@@ -190,8 +188,7 @@ static int find_export(struct snfs_ctx *c, struct rpc_clnt *mc)
 	char *export = NULL;
 
 	if (n > 0) {
-		const char *best =
-			mount3_pick_export(path, names, (size_t)n);
+		const char *best = mount3_pick_export(path, names, (size_t)n);
 		if (best && mount_mnt(mc, best, &c->root) == 0)
 			export = strdup(best);
 	}
@@ -204,7 +201,7 @@ static int find_export(struct snfs_ctx *c, struct rpc_clnt *mc)
 		rc = mount_by_prefix(c, mc, path, &export);
 	if (rc < 0)
 		return snfs_fail(rc, "%s: cannot mount: %s", path,
-				 strerror(-rc == 10003 ? EIO : -rc));
+		                 strerror(-rc == 10003 ? EIO : -rc));
 	size_t el = strlen(export);
 	while (el > 1 && export[el - 1] == '/')
 		export[--el] = 0;
@@ -221,7 +218,7 @@ static int find_export(struct snfs_ctx *c, struct rpc_clnt *mc)
 /* Open the MOUNT client: ?mountport=, else MOUNT on the NFS port (snfsd
  * serves both there), else the portmapper's answer. */
 static int open_mount_clnt(struct snfs_ctx *c, uint16_t nfsport,
-			   struct rpc_clnt **mc, bool *shared)
+                           struct rpc_clnt **mc, bool *shared)
 {
 	struct rpc_clnt_cfg cfg = c->rpc_cfg;
 	int rc;
@@ -237,7 +234,7 @@ static int open_mount_clnt(struct snfs_ctx *c, uint16_t nfsport,
 		if (xdr_out_init(&a, 16, 16) < 0)
 			return -ENOMEM;
 		rc = rpc_call(c->rpc, MOUNT_PROG, MOUNT_VERS, 0, SNFS_OP_MOUNT,
-			      &a, &rep);
+		              &a, &rep);
 		if (rc == 0) {
 			rpc_reply_free(&rep);
 			*mc = c->rpc;
@@ -269,11 +266,11 @@ int nfs3_mount(struct snfs_ctx *c)
 	rc = rpc_clnt_open(&c->rpc_cfg, &c->rpc);
 	if (rc < 0)
 		return snfs_fail(rc, "%s port %u: %s", c->url.host, port,
-				 strerror(-rc));
+		                 strerror(-rc));
 	rc = open_mount_clnt(c, port, &mc, &shared);
 	if (rc < 0)
 		return snfs_fail(rc, "%s: no MOUNT service: %s", c->url.host,
-				 strerror(-rc));
+		                 strerror(-rc));
 	rc = find_export(c, mc);
 	if (!shared)
 		rpc_clnt_close(mc);

@@ -10,11 +10,11 @@
 int nfs3_mount(struct snfs_ctx *c);
 void nfs3_umount(struct snfs_ctx *c);
 int nfs3_fsinfo(struct snfs_ctx *c, uint32_t *rtmax, uint32_t *wtmax,
-		uint32_t *dtpref);
+                uint32_t *dtpref);
 
 /* The longest export in the list that is a whole-component prefix of
  * path, or NULL. (Exposed for unit tests.) */
 const char *mount3_pick_export(const char *path, char *const *exports,
-			       size_t n);
+                               size_t n);
 
 #endif

@@ -16,9 +16,10 @@ static int args_init(struct xdr_out *x, size_t extra)
 
 /* Send proc and read its nfsstat3. On 0 the caller owns rep. */
 static int call3(struct snfs_ctx *c, uint32_t proc, struct xdr_out *a,
-		 struct rpc_reply *rep, uint32_t *status)
+                 struct rpc_reply *rep, uint32_t *status)
 {
-	int rc = rpc_call(c->rpc, NFS3_PROG, NFS3_VERS, proc, (int)proc, a, rep);
+	int rc =
+	    rpc_call(c->rpc, NFS3_PROG, NFS3_VERS, proc, (int)proc, a, rep);
 	if (rc < 0)
 		return rc;
 	if (!xdr_get_u32(&rep->res, status)) {
@@ -37,7 +38,7 @@ static int finish(struct rpc_reply *rep, uint32_t status)
 }
 
 static int nfs3_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
-			struct snfs_stat *st)
+                        struct snfs_stat *st)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -55,8 +56,8 @@ static int nfs3_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int nfs3_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
-			const struct snfs_setattr *sa, struct snfs_stat *post,
-			bool *have_post)
+                        const struct snfs_setattr *sa, struct snfs_stat *post,
+                        bool *have_post)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -75,8 +76,8 @@ static int nfs3_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int nfs3_lookup(struct snfs_ctx *c, const struct snfs_fh *dir,
-		       const char *name, struct snfs_fh *out,
-		       struct snfs_stat *st, bool *have_attr)
+                       const char *name, struct snfs_fh *out,
+                       struct snfs_stat *st, bool *have_attr)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -97,7 +98,7 @@ static int nfs3_lookup(struct snfs_ctx *c, const struct snfs_fh *dir,
 }
 
 static int nfs3_readlink(struct snfs_ctx *c, const struct snfs_fh *fh,
-			 char *buf, size_t size)
+                         char *buf, size_t size)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -122,7 +123,7 @@ static int nfs3_readlink(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int nfs3_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
-			   uint64_t off, uint32_t count, struct rpc_req **r)
+                           uint64_t off, uint32_t count, struct rpc_req **r)
 {
 	struct xdr_out a;
 
@@ -132,11 +133,11 @@ static int nfs3_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, count);
 	return rpc_call_start(c->rpc, NFS3_PROG, NFS3_VERS, C3_READ, C3_READ,
-			      &a, r);
+	                      &a, r);
 }
 
 static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
-			    uint32_t count, struct snfs_read_res *res)
+                            uint32_t count, struct snfs_read_res *res)
 {
 	struct rpc_reply rep;
 	const uint8_t *p;
@@ -166,8 +167,8 @@ static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
 }
 
 static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
-			    uint64_t off, const void *buf, uint32_t count,
-			    int stable, struct rpc_req **r)
+                            uint64_t off, const void *buf, uint32_t count,
+                            int stable, struct rpc_req **r)
 {
 	struct xdr_out a;
 
@@ -180,11 +181,11 @@ static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 	xdr_put_opaque(&a, buf, count);
 	counter_add(&c->stats.write_bytes, count);
 	return rpc_call_start(c->rpc, NFS3_PROG, NFS3_VERS, C3_WRITE, C3_WRITE,
-			      &a, r);
+	                      &a, r);
 }
 
 static int nfs3_write_finish(struct snfs_ctx *c, struct rpc_req *r,
-			     struct snfs_write_res *res)
+                             struct snfs_write_res *res)
 {
 	struct rpc_reply rep;
 	uint32_t s, committed;
@@ -208,7 +209,7 @@ static int nfs3_write_finish(struct snfs_ctx *c, struct rpc_req *r,
 }
 
 static int nfs3_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
-		       uint8_t verf[8], struct snfs_stat *post, bool *have_post)
+                       uint8_t verf[8], struct snfs_stat *post, bool *have_post)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -230,7 +231,7 @@ static int nfs3_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
 
 /* diropres3 of CREATE, MKDIR, SYMLINK: post_op_fh3, post_op_attr, wcc. */
 static int decode_diropres(struct rpc_reply *rep, uint32_t s,
-			   struct snfs_fh *out, bool *have_fh)
+                           struct snfs_fh *out, bool *have_fh)
 {
 	bool h = false;
 	*have_fh = false;
@@ -243,8 +244,8 @@ static int decode_diropres(struct rpc_reply *rep, uint32_t s,
 }
 
 static int nfs3_create(struct snfs_ctx *c, const struct snfs_fh *dir,
-		       const char *name, uint32_t mode, bool excl,
-		       struct snfs_fh *out)
+                       const char *name, uint32_t mode, bool excl,
+                       struct snfs_fh *out)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -268,7 +269,7 @@ static int nfs3_create(struct snfs_ctx *c, const struct snfs_fh *dir,
 }
 
 static int nfs3_mkdir(struct snfs_ctx *c, const struct snfs_fh *dir,
-		      const char *name, uint32_t mode)
+                      const char *name, uint32_t mode)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -289,7 +290,7 @@ static int nfs3_mkdir(struct snfs_ctx *c, const struct snfs_fh *dir,
 }
 
 static int nfs3_symlink(struct snfs_ctx *c, const struct snfs_fh *dir,
-			const char *name, const char *target)
+                        const char *name, const char *target)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -310,7 +311,7 @@ static int nfs3_symlink(struct snfs_ctx *c, const struct snfs_fh *dir,
 }
 
 static int dir_name_call(struct snfs_ctx *c, uint32_t proc,
-			 const struct snfs_fh *dir, const char *name)
+                         const struct snfs_fh *dir, const char *name)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -327,20 +328,20 @@ static int dir_name_call(struct snfs_ctx *c, uint32_t proc,
 }
 
 static int nfs3_remove(struct snfs_ctx *c, const struct snfs_fh *dir,
-		       const char *name)
+                       const char *name)
 {
 	return dir_name_call(c, C3_REMOVE, dir, name);
 }
 
 static int nfs3_rmdir(struct snfs_ctx *c, const struct snfs_fh *dir,
-		      const char *name)
+                      const char *name)
 {
 	return dir_name_call(c, C3_RMDIR, dir, name);
 }
 
 static int nfs3_rename(struct snfs_ctx *c, const struct snfs_fh *fdir,
-		       const char *fname, const struct snfs_fh *tdir,
-		       const char *tname)
+                       const char *fname, const struct snfs_fh *tdir,
+                       const char *tname)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -359,7 +360,7 @@ static int nfs3_rename(struct snfs_ctx *c, const struct snfs_fh *fdir,
 }
 
 static int nfs3_link(struct snfs_ctx *c, const struct snfs_fh *fh,
-		     const struct snfs_fh *dir, const char *name)
+                     const struct snfs_fh *dir, const char *name)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -377,8 +378,8 @@ static int nfs3_link(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int nfs3_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
-			bool plus, uint64_t cookie, const uint8_t verf[8],
-			uint32_t bufsize, struct rd_page *page)
+                        bool plus, uint64_t cookie, const uint8_t verf[8],
+                        uint32_t bufsize, struct rd_page *page)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -410,7 +411,7 @@ static int nfs3_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
 }
 
 static int nfs3_statvfs(struct snfs_ctx *c, const struct snfs_fh *fh,
-			struct snfs_statvfs *sv)
+                        struct snfs_statvfs *sv)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -436,7 +437,7 @@ static int nfs3_statvfs(struct snfs_ctx *c, const struct snfs_fh *fh,
 
 /* FSINFO (section 3.3.19): the server's transfer limits. */
 int nfs3_fsinfo(struct snfs_ctx *c, uint32_t *rtmax, uint32_t *wtmax,
-		uint32_t *dtpref)
+                uint32_t *dtpref)
 {
 	struct xdr_out a;
 	struct rpc_reply rep;
@@ -462,27 +463,27 @@ int nfs3_fsinfo(struct snfs_ctx *c, uint32_t *rtmax, uint32_t *wtmax,
 }
 
 const struct snfs_proto_ops snfs_nfs3_ops = {
-	.name = "nfs3",
-	.mount = nfs3_mount,
-	.umount = nfs3_umount,
-	.getattr = nfs3_getattr,
-	.setattr = nfs3_setattr,
-	.lookup = nfs3_lookup,
-	.readlink = nfs3_readlink,
-	.read_start = nfs3_read_start,
-	.read_finish = nfs3_read_finish,
-	.write_start = nfs3_write_start,
-	.write_finish = nfs3_write_finish,
-	.commit = nfs3_commit,
-	.create = nfs3_create,
-	.mkdir = nfs3_mkdir,
-	.symlink = nfs3_symlink,
-	.remove = nfs3_remove,
-	.rmdir = nfs3_rmdir,
-	.rename = nfs3_rename,
-	.link = nfs3_link,
-	.readdir = nfs3_readdir,
-	.statvfs = nfs3_statvfs,
-	/* NFSv3 has no SEEK, ALLOCATE, DEALLOCATE, COPY or READ_PLUS: the
-	 * API layer answers -EOPNOTSUPP or falls back. */
+    .name = "nfs3",
+    .mount = nfs3_mount,
+    .umount = nfs3_umount,
+    .getattr = nfs3_getattr,
+    .setattr = nfs3_setattr,
+    .lookup = nfs3_lookup,
+    .readlink = nfs3_readlink,
+    .read_start = nfs3_read_start,
+    .read_finish = nfs3_read_finish,
+    .write_start = nfs3_write_start,
+    .write_finish = nfs3_write_finish,
+    .commit = nfs3_commit,
+    .create = nfs3_create,
+    .mkdir = nfs3_mkdir,
+    .symlink = nfs3_symlink,
+    .remove = nfs3_remove,
+    .rmdir = nfs3_rmdir,
+    .rename = nfs3_rename,
+    .link = nfs3_link,
+    .readdir = nfs3_readdir,
+    .statvfs = nfs3_statvfs,
+    /* NFSv3 has no SEEK, ALLOCATE, DEALLOCATE, COPY or READ_PLUS: the
+     * API layer answers -EOPNOTSUPP or falls back. */
 };

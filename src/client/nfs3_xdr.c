@@ -77,7 +77,7 @@ bool nfs3_get_fh(struct xdr_in *x, struct snfs_fh *fh)
 }
 
 static bool put_time_how(struct xdr_out *x, bool set, bool now,
-			 const struct timespec *t)
+                         const struct timespec *t)
 {
 	if (!set && !now)
 		return xdr_put_u32(x, 0);
@@ -105,9 +105,9 @@ bool nfs3_put_sattr(struct xdr_out *x, const struct snfs_setattr *sa)
 	if (m & SNFS_SET_SIZE)
 		xdr_put_u64(x, sa->size);
 	put_time_how(x, m & SNFS_SET_ATIME, m & SNFS_SET_ATIME_NOW,
-		     sa ? &sa->atime : NULL);
+	             sa ? &sa->atime : NULL);
 	put_time_how(x, m & SNFS_SET_MTIME, m & SNFS_SET_MTIME_NOW,
-		     sa ? &sa->mtime : NULL);
+	             sa ? &sa->mtime : NULL);
 	return !x->err;
 }
 
@@ -150,7 +150,7 @@ bool nfs3_get_fattr(struct xdr_in *x, struct snfs_stat *st)
 	st->mode &= 07777;
 	/* v3 has no change attribute: ctime stands in for it. */
 	st->change = (uint64_t)st->ctime.tv_sec * 1000000000u +
-		     (uint64_t)st->ctime.tv_nsec;
+	             (uint64_t)st->ctime.tv_nsec;
 	return true;
 }
 
@@ -180,7 +180,7 @@ bool nfs3_skip_wcc(struct xdr_in *x, struct snfs_stat *post, bool *have_post)
 }
 
 int nfs3_decode_attr_at(const uint8_t *buf, size_t len, uint32_t off,
-			struct snfs_stat *st)
+                        struct snfs_stat *st)
 {
 	struct xdr_in x;
 	if (off >= len)
@@ -228,7 +228,7 @@ static bool decode_entry(struct xdr_in *x, bool plus, struct rd_entry *e)
 }
 
 int nfs3_decode_readdir(const uint8_t *buf, size_t len, bool plus,
-			struct rd_page *page)
+                        struct rd_page *page)
 {
 	struct xdr_in x;
 	uint32_t status;

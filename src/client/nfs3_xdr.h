@@ -56,13 +56,13 @@ bool nfs3_get_post_attr(struct xdr_in *x, struct snfs_stat *st, bool *have);
 bool nfs3_skip_wcc(struct xdr_in *x, struct snfs_stat *post, bool *have_post);
 /* decode_attr hook for rd_page (fattr3 at buf + off). */
 int nfs3_decode_attr_at(const uint8_t *buf, size_t len, uint32_t off,
-			struct snfs_stat *st);
+                        struct snfs_stat *st);
 
 /* Decode a READDIR (plus=false) or READDIRPLUS reply body (from the
  * nfsstat3 on) held in buf into page; the entry list is walked
  * iteratively. Returns 0, a -errno from the status, or -EPROTO. page->buf
  * is not taken over. */
 int nfs3_decode_readdir(const uint8_t *buf, size_t len, bool plus,
-			struct rd_page *page);
+                        struct rd_page *page);
 
 #endif

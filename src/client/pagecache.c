@@ -10,7 +10,7 @@
 
 #define MAX_INFLIGHT 16
 #define MAX_RA (4u << 20)
-#define WB_MIN (4u << 20)	/* write-behind once this much is dirty */
+#define WB_MIN (4u << 20)       /* write-behind once this much is dirty */
 #define UNSTABLE_MIN (8u << 20) /* commit once this much is uncommitted */
 #define COMMIT_TRIES 5
 
@@ -110,7 +110,7 @@ uint64_t rset_bytes(const struct rset *rs)
 }
 
 uint32_t rset_gaps(const struct rset *rs, uint32_t s, uint32_t e,
-		   struct rrange *out)
+                   struct rrange *out)
 {
 	uint32_t n = 0, pos = s;
 	for (uint32_t i = 0; i < rs->n && pos < e; i++) {
@@ -375,7 +375,7 @@ void pc_file_put(struct pc_file *f)
 }
 
 static bool same_file_version(const struct snfs_stat *a,
-			      const struct snfs_stat *b)
+                              const struct snfs_stat *b)
 {
 	return a->change == b->change && a->size == b->size &&
 	       a->mtime.tv_sec == b->mtime.tv_sec &&
@@ -401,10 +401,10 @@ void pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
 		for (p = f->lru.lnext; p != &f->lru; p = p->lnext) {
 			for (uint32_t i = 0; i < p->dirty.n; i++)
 				rset_add(&p->valid, p->dirty.r[i].s,
-					 p->dirty.r[i].e);
+				         p->dirty.r[i].e);
 			for (uint32_t i = 0; i < p->unstable.n; i++)
 				rset_add(&p->valid, p->unstable.r[i].s,
-					 p->unstable.r[i].e);
+				         p->unstable.r[i].e);
 		}
 		f->size = st->size > f->wend ? st->size : f->wend;
 	}
@@ -426,13 +426,13 @@ uint64_t pc_size(struct pc_file *f)
 /* Copy server data for [off, off + len) into pages, leaving bytes we hold
  * dirty or unstable alone (ours are newer), and mark the range valid. */
 static int fill_pages(struct pc_file *f, uint64_t off, const uint8_t *src,
-		      uint64_t len)
+                      uint64_t len)
 {
 	while (len > 0) {
 		uint64_t idx = off >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(off & (PC_PAGE_SIZE - 1));
-		uint32_t n = PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps
-						     : (uint32_t)len;
+		uint32_t n =
+		    PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps : (uint32_t)len;
 		struct pc_page *p = page_get(f, idx);
 		if (!p)
 			return -ENOMEM;
@@ -446,12 +446,11 @@ static int fill_pages(struct pc_file *f, uint64_t off, const uint8_t *src,
 			int rc = 0;
 			for (uint32_t i = 0; i < p->dirty.n && rc == 0; i++)
 				rc = rset_add(&mine, p->dirty.r[i].s,
-					      p->dirty.r[i].e) < 0;
+				              p->dirty.r[i].e) < 0;
 			for (uint32_t i = 0; i < p->unstable.n && rc == 0; i++)
 				rc = rset_add(&mine, p->unstable.r[i].s,
-					      p->unstable.r[i].e) < 0;
-			struct rrange *g =
-				malloc((mine.n + 1) * sizeof(*g));
+				              p->unstable.r[i].e) < 0;
+			struct rrange *g = malloc((mine.n + 1) * sizeof(*g));
 			if (rc || !g) {
 				free(g);
 				rset_free(&mine);
@@ -486,7 +485,7 @@ struct span {
 
 /* The byte spans of [off, end) that no page holds valid. */
 static int missing_spans(struct pc_file *f, uint64_t off, uint64_t end,
-			 struct span **out, size_t *nout)
+                         struct span **out, size_t *nout)
 {
 	struct span *v = NULL;
 	size_t n = 0, cap = 0;
@@ -495,8 +494,8 @@ static int missing_spans(struct pc_file *f, uint64_t off, uint64_t end,
 		uint64_t idx = off >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(off & (PC_PAGE_SIZE - 1));
 		uint64_t pe64 = ((idx + 1) << PC_PAGE_SHIFT) < end
-					? PC_PAGE_SIZE
-					: end - (idx << PC_PAGE_SHIFT);
+		                    ? PC_PAGE_SIZE
+		                    : end - (idx << PC_PAGE_SHIFT);
 		uint32_t pe = (uint32_t)pe64;
 		struct pc_page *p = page_find(f, idx);
 		struct rrange one = {ps, pe}, *g = &one;
@@ -547,7 +546,7 @@ struct rchunk {
 
 /* A READ reply: fill pages; at EOF the server's file ends here. */
 static int read_done(struct pc_file *f, struct rchunk *ch,
-		     const struct snfs_read_res *res, bool *progress)
+                     const struct snfs_read_res *res, bool *progress)
 {
 	int rc = fill_pages(f, ch->off, ch->buf, res->count);
 	if (rc < 0)
@@ -576,7 +575,7 @@ static int read_done(struct pc_file *f, struct rchunk *ch,
 
 /* READ the spans, rsize at a time, up to MAX_INFLIGHT outstanding. */
 static int fetch_spans(struct pc_file *f, const struct span *sp, size_t nsp,
-		       bool *progress)
+                       bool *progress)
 {
 	struct snfs_ctx *c = f->c;
 	struct rchunk q[MAX_INFLIGHT];
@@ -588,8 +587,8 @@ static int fetch_spans(struct pc_file *f, const struct span *sp, size_t nsp,
 		while (rc == 0 && tail - head < MAX_INFLIGHT && si < nsp) {
 			uint64_t end = sp[si].off + sp[si].len;
 			uint32_t len = end - soff > c->rsize
-					       ? c->rsize
-					       : (uint32_t)(end - soff);
+			                   ? c->rsize
+			                   : (uint32_t)(end - soff);
 			struct rchunk *ch = &q[tail % MAX_INFLIGHT];
 			ch->off = soff;
 			ch->len = len;
@@ -623,7 +622,7 @@ static int fetch_spans(struct pc_file *f, const struct span *sp, size_t nsp,
 }
 
 static void copy_out(struct pc_file *f, uint8_t *dst, uint64_t off,
-		     uint64_t end)
+                     uint64_t end)
 {
 	while (off < end) {
 		uint64_t idx = off >> PC_PAGE_SHIFT;
@@ -654,7 +653,7 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 	pthread_mutex_lock(&f->lock);
 	if (f->next_read == off && off != 0)
 		f->ra = f->ra ? (f->ra * 2 > MAX_RA ? MAX_RA : f->ra * 2)
-			      : 2 * c->rsize;
+		              : 2 * c->rsize;
 	else if (off != 0 || count < c->rsize)
 		f->ra = 0;
 	else
@@ -676,13 +675,12 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		struct span *last = &sp[nsp - 1];
 		if (f->ra && last->off + last->len == end && c->pc->budget) {
 			uint64_t ra_end = end + f->ra;
-			last->len = (ra_end < f->size ? ra_end : f->size) -
-				    last->off;
+			last->len =
+			    (ra_end < f->size ? ra_end : f->size) - last->off;
 		}
 		if (rounds == 0)
 			for (size_t i = 0; i < nsp; i++)
-				counter_add(&c->stats.cache_misses,
-					    sp[i].len);
+				counter_add(&c->stats.cache_misses, sp[i].len);
 		rc = fetch_spans(f, sp, nsp, &progress);
 		free(sp);
 		if (rc < 0 || !progress || ++rounds > 8)
@@ -716,19 +714,19 @@ struct wchunk {
 /* Move [off, off + len) between a page set pair: from "from" into "to"
  * (to may be NULL: just drop), keeping the byte counters exact. */
 static int move_range(struct pc_file *f, uint64_t off, uint64_t len,
-		      bool dirty_to_unstable)
+                      bool dirty_to_unstable)
 {
 	while (len > 0) {
 		uint64_t idx = off >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(off & (PC_PAGE_SIZE - 1));
-		uint32_t n = PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps
-						     : (uint32_t)len;
+		uint32_t n =
+		    PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps : (uint32_t)len;
 		struct pc_page *p = page_find(f, idx);
 		if (p) {
-			struct rset *from = dirty_to_unstable ? &p->dirty
-							      : &p->unstable;
-			struct rset *to = dirty_to_unstable ? &p->unstable
-							    : &p->dirty;
+			struct rset *from =
+			    dirty_to_unstable ? &p->dirty : &p->unstable;
+			struct rset *to =
+			    dirty_to_unstable ? &p->unstable : &p->dirty;
 			int64_t a = rset_add(to, ps, ps + n);
 			int64_t d = rset_del(from, ps, ps + n);
 			if (a < 0 || d < 0)
@@ -753,8 +751,8 @@ static void drop_unstable(struct pc_file *f, uint64_t off, uint64_t len)
 	while (len > 0) {
 		uint64_t idx = off >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(off & (PC_PAGE_SIZE - 1));
-		uint32_t n = PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps
-						     : (uint32_t)len;
+		uint32_t n =
+		    PC_PAGE_SIZE - ps < len ? PC_PAGE_SIZE - ps : (uint32_t)len;
 		struct pc_page *p = page_find(f, idx);
 		if (p) {
 			int64_t d = rset_del(&p->unstable, ps, ps + n);
@@ -769,7 +767,7 @@ static void drop_unstable(struct pc_file *f, uint64_t off, uint64_t len)
 /* Every dirty byte of f as runs of contiguous bytes, each at most max
  * long, in file order. */
 static int collect_runs(struct pc_file *f, uint32_t max, struct span **out,
-			size_t *nout)
+                        size_t *nout)
 {
 	size_t np, n = 0, cap = 0;
 	struct pc_page **pv = sorted_pages(f, &np);
@@ -780,8 +778,10 @@ static int collect_runs(struct pc_file *f, uint32_t max, struct span **out,
 	for (size_t i = 0; i < np; i++) {
 		struct pc_page *p = pv[i];
 		for (uint32_t k = 0; k < p->dirty.n; k++) {
-			uint64_t s = (p->index << PC_PAGE_SHIFT) + p->dirty.r[k].s;
-			uint64_t e = (p->index << PC_PAGE_SHIFT) + p->dirty.r[k].e;
+			uint64_t s =
+			    (p->index << PC_PAGE_SHIFT) + p->dirty.r[k].s;
+			uint64_t e =
+			    (p->index << PC_PAGE_SHIFT) + p->dirty.r[k].e;
 			while (s < e) {
 				struct span *last = n ? &v[n - 1] : NULL;
 				if (last && last->off + last->len == s &&
@@ -796,7 +796,7 @@ static int collect_runs(struct pc_file *f, uint32_t max, struct span **out,
 				if (n == cap) {
 					cap = cap ? cap * 2 : 16;
 					struct span *nv =
-						realloc(v, cap * sizeof(*v));
+					    realloc(v, cap * sizeof(*v));
 					if (!nv) {
 						free(v);
 						free(pv);
@@ -827,7 +827,7 @@ static void note_verf(struct pc_file *f, const uint8_t verf[8])
 }
 
 static int write_done(struct pc_file *f, struct wchunk *ch,
-		      const struct snfs_write_res *res)
+                      const struct snfs_write_res *res)
 {
 	uint32_t n = res->count < ch->len ? res->count : ch->len;
 	if (n < ch->len) /* short write: the rest is dirty again */
@@ -868,9 +868,9 @@ static int write_dirty(struct pc_file *f)
 				ch->len = (uint32_t)runs[ri].len;
 				ri++;
 				copy_out(f, tmp, ch->off, ch->off + ch->len);
-				rc = c->ops->write_start(c, &f->fh, ch->off, tmp,
-							 ch->len, SNFS_UNSTABLE,
-							 &ch->req);
+				rc = c->ops->write_start(
+				    c, &f->fh, ch->off, tmp, ch->len,
+				    SNFS_UNSTABLE, &ch->req);
 				if (rc < 0)
 					break;
 				move_range(f, ch->off, ch->len, true);
@@ -936,7 +936,7 @@ static int flush_locked(struct pc_file *f, bool commit)
 			for (uint32_t i = p->unstable.n; i > 0; i--) {
 				struct rrange r = p->unstable.r[0];
 				move_range(f, (p->index << PC_PAGE_SHIFT) + r.s,
-					   r.e - r.s, false);
+				           r.e - r.s, false);
 			}
 		f->have_wverf = false;
 		f->verf_mixed = false;
@@ -973,8 +973,7 @@ static void trim(struct pc_file *f)
 	}
 }
 
-ssize_t pc_write(struct pc_file *f, const void *buf, size_t count,
-		 uint64_t off)
+ssize_t pc_write(struct pc_file *f, const void *buf, size_t count, uint64_t off)
 {
 	const uint8_t *src = buf;
 	uint64_t pos = off, left = count;
@@ -987,7 +986,7 @@ ssize_t pc_write(struct pc_file *f, const void *buf, size_t count,
 		uint64_t idx = pos >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(pos & (PC_PAGE_SIZE - 1));
 		uint32_t n = PC_PAGE_SIZE - ps < left ? PC_PAGE_SIZE - ps
-						      : (uint32_t)left;
+		                                      : (uint32_t)left;
 		struct pc_page *p = page_get(f, idx);
 		if (!p) {
 			rc = -ENOMEM;
@@ -1043,7 +1042,7 @@ int pc_truncate(struct pc_file *f, uint64_t size)
 				page_free(f, p);
 			else if (start + PC_PAGE_SIZE > size)
 				rset_del(&p->valid, (uint32_t)(size - start),
-					 PC_PAGE_SIZE);
+				         PC_PAGE_SIZE);
 		}
 		f->size = size;
 		if (have_post) {

@@ -37,7 +37,7 @@ bool rset_covers(const struct rset *rs, uint32_t s, uint32_t e);
 uint64_t rset_bytes(const struct rset *rs);
 /* The parts of [s, e) not in rs, into out (room for rs->n + 1). */
 uint32_t rset_gaps(const struct rset *rs, uint32_t s, uint32_t e,
-		   struct rrange *out);
+                   struct rrange *out);
 void rset_clear(struct rset *rs);
 void rset_free(struct rset *rs);
 
@@ -45,7 +45,7 @@ struct pc_page {
 	uint64_t index;
 	uint8_t *data;
 	struct rset valid, dirty, unstable;
-	struct pc_page *hnext;	     /* hash chain */
+	struct pc_page *hnext;         /* hash chain */
 	struct pc_page *lprev, *lnext; /* LRU, oldest first */
 };
 
@@ -57,8 +57,8 @@ struct pc_file {
 	struct pc_page **buckets;
 	size_t nbuckets, npages;
 	struct pc_page lru;
-	uint64_t size;	/* what we believe the size is */
-	uint64_t wend;	/* end of data written since the last COMMIT */
+	uint64_t size; /* what we believe the size is */
+	uint64_t wend; /* end of data written since the last COMMIT */
 	struct snfs_stat validator; /* attributes our cache matches */
 	bool have_validator;
 	uint64_t dirty_bytes, unstable_bytes;
@@ -89,7 +89,7 @@ void pc_file_validate(struct pc_file *f, const struct snfs_stat *st);
 
 ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off);
 ssize_t pc_write(struct pc_file *f, const void *buf, size_t count,
-		 uint64_t off);
+                 uint64_t off);
 /* Send dirty ranges; with commit, COMMIT them too (and resend after a
  * verifier change). Returns 0 or -errno. */
 int pc_flush(struct pc_file *f, bool commit);

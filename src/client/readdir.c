@@ -95,7 +95,7 @@ static uint32_t page_of(const struct rd_list *l, uint64_t i)
 }
 
 const struct rd_entry *rd_list_get(const struct rd_list *l, uint64_t i,
-				   const struct rd_page **page)
+                                   const struct rd_page **page)
 {
 	if (i >= l->nents)
 		return NULL;
@@ -108,7 +108,7 @@ const struct rd_entry *rd_list_get(const struct rd_list *l, uint64_t i,
 }
 
 int rd_list_find_cookie(const struct rd_list *l, uint64_t cookie,
-			uint64_t *index)
+                        uint64_t *index)
 {
 	const struct rd_page *pg;
 
@@ -255,7 +255,7 @@ void rd_cache_free(struct rd_cache *rc)
 }
 
 static bool same_dir_version(const struct snfs_stat *a,
-			     const struct snfs_stat *b)
+                             const struct snfs_stat *b)
 {
 	return a->change == b->change && a->size == b->size &&
 	       a->mtime.tv_sec == b->mtime.tv_sec &&
@@ -263,8 +263,8 @@ static bool same_dir_version(const struct snfs_stat *a,
 }
 
 static struct rd_shared *cache_lookup(struct rd_cache *rc,
-				      const struct snfs_fh *dir, bool plus,
-				      const struct snfs_stat *attr)
+                                      const struct snfs_fh *dir, bool plus,
+                                      const struct snfs_stat *attr)
 {
 	struct rd_shared *sh = NULL;
 	pthread_mutex_lock(&rc->lock);
@@ -286,8 +286,8 @@ static struct rd_shared *cache_lookup(struct rd_cache *rc,
 }
 
 static void cache_insert(struct rd_cache *rc, const struct snfs_fh *dir,
-			 bool plus, const struct snfs_stat *attr,
-			 struct rd_shared *sh)
+                         bool plus, const struct snfs_stat *attr,
+                         struct rd_shared *sh)
 {
 	pthread_mutex_lock(&rc->lock);
 	struct rd_slot *s = NULL;
@@ -314,7 +314,7 @@ struct snfs_dir {
 	struct snfs_stat open_attr;
 	struct rd_shared *sh; /* the listing (ours, or shared from cache) */
 	bool from_cache;
-	uint64_t pos;	 /* next entry */
+	uint64_t pos;    /* next entry */
 	uint64_t cookie; /* of the last entry returned */
 	uint8_t verf[8];
 	struct name_set *seen; /* after a restart: names already returned */
@@ -323,7 +323,7 @@ struct snfs_dir {
 };
 
 int snfs_opendir(struct snfs_ctx *c, const char *path, int flags,
-		 struct snfs_dir **out)
+                 struct snfs_dir **out)
 {
 	struct snfs_dir *d = calloc(1, sizeof(*d));
 	int rc;
@@ -368,8 +368,9 @@ static int restart_listing(struct snfs_dir *d)
 			return -ENOMEM;
 		for (uint64_t i = 0; i < d->pos && i < l->nents; i++) {
 			const struct rd_entry *e = rd_list_get(l, i, &pg);
-			if (ns_add(d->seen, (const char *)pg->data + e->name_off,
-				   e->name_len) < 0)
+			if (ns_add(d->seen,
+			           (const char *)pg->data + e->name_off,
+			           e->name_len) < 0)
 				return -ENOMEM;
 		}
 	}
@@ -396,7 +397,7 @@ static int fetch_next(struct snfs_dir *d)
 		if (!p)
 			return -ENOMEM;
 		int rc = c->ops->readdir(c, &d->fh, d->plus, cookie, d->verf,
-					 c->dirbuf, p);
+		                         c->dirbuf, p);
 		if (rc == -SNFS_EBADCOOKIE && d->restarts < RD_MAX_RESTARTS) {
 			rd_page_free(p);
 			rc = restart_listing(d);
@@ -437,7 +438,7 @@ static void maybe_publish(struct snfs_dir *d)
 }
 
 static int fill_entry(struct snfs_dir *d, const struct rd_page *pg,
-		      const struct rd_entry *e, struct snfs_dirent *ent)
+                      const struct rd_entry *e, struct snfs_dirent *ent)
 {
 	char *n = realloc(d->name, e->name_len + 1);
 	if (!n)
@@ -462,11 +463,13 @@ int snfs_readdir(struct snfs_dir *d, struct snfs_dirent *ent)
 
 	for (;;) {
 		if (d->pos < l->nents) {
-			const struct rd_entry *e = rd_list_get(l, d->pos++, &pg);
+			const struct rd_entry *e =
+			    rd_list_get(l, d->pos++, &pg);
 			if (d->seen) {
-				int r = ns_add(d->seen,
-					       (const char *)pg->data + e->name_off,
-					       e->name_len);
+				int r =
+				    ns_add(d->seen,
+				           (const char *)pg->data + e->name_off,
+				           e->name_len);
 				if (r < 0)
 					return snfs_fail(r, "out of memory");
 				if (r == 0)

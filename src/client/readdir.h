@@ -17,14 +17,14 @@
 struct rd_entry {
 	uint64_t fileid, cookie;
 	uint32_t name_off, name_len; /* into the page's reply buffer */
-	uint32_t attr_off;	     /* 0: no attributes */
+	uint32_t attr_off;           /* 0: no attributes */
 	uint32_t fh_off, fh_len;     /* fh_len 0: no handle */
 };
 
 struct rd_page {
-	uint8_t *buf; /* the whole reply, owned (freed with the page) */
+	uint8_t *buf;        /* the whole reply, owned (freed with the page) */
 	const uint8_t *data; /* the decoded body inside buf; offsets are */
-	size_t dlen;	     /* relative to data */
+	size_t dlen;         /* relative to data */
 	struct rd_entry *ents;
 	uint32_t n, cap;
 	bool eof;
@@ -33,7 +33,7 @@ struct rd_page {
 	struct snfs_stat dir_attr;
 	/* decodes the attributes an entry's attr_off points at */
 	int (*decode_attr)(const uint8_t *buf, size_t len, uint32_t off,
-			   struct snfs_stat *st);
+	                   struct snfs_stat *st);
 };
 
 /* Append an entry (grows ents). Returns 0 or -ENOMEM. */
@@ -45,7 +45,7 @@ struct rd_list {
 	uint32_t npages, cap;
 	uint64_t *first_index; /* global index of each page's first entry */
 	uint64_t nents;
-	bool complete;	/* the last page had eof */
+	bool complete;  /* the last page had eof */
 	bool monotonic; /* cookies strictly increase across the list */
 	uint64_t last_cookie;
 };
@@ -56,11 +56,11 @@ void rd_list_free(struct rd_list *l);
 int rd_list_append(struct rd_list *l, struct rd_page *p);
 /* Entry number i (0-based) of the listing, with its page. */
 const struct rd_entry *rd_list_get(const struct rd_list *l, uint64_t i,
-				   const struct rd_page **page);
+                                   const struct rd_page **page);
 /* The index of the entry after the one with this cookie (cookie 0: 0).
  * Returns 0 and *index, or -ENOENT. O(log n) on monotonic cookies. */
 int rd_list_find_cookie(const struct rd_list *l, uint64_t cookie,
-			uint64_t *index);
+                        uint64_t *index);
 
 /* The per-context cache of complete listings, checked against the
  * directory's change attribute. */

@@ -153,7 +153,7 @@ static int connect_once(struct rpc_clnt *c)
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	struct timeval tv = {.tv_sec = c->cfg.timeout_ms / 1000,
-			     .tv_usec = (c->cfg.timeout_ms % 1000) * 1000};
+	                     .tv_usec = (c->cfg.timeout_ms % 1000) * 1000};
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&c->addr, c->alen) < 0) {
 		int err = -errno;
@@ -217,7 +217,8 @@ static int read_record(struct rpc_clnt *c, int fd, uint8_t **out, size_t *len)
 		uint32_t m = get32(mark);
 		size_t flen = m & 0x7fffffffu;
 		last = (m & 0x80000000u) != 0;
-		if (flen > c->cfg.max_reply || total + flen > c->cfg.max_reply) {
+		if (flen > c->cfg.max_reply ||
+		    total + flen > c->cfg.max_reply) {
 			rc = -EPROTO;
 			goto err;
 		}
@@ -317,8 +318,8 @@ static void *reader_main(void *arg)
 				c->last_err = fd;
 				reader_sleep(c, delay);
 				delay = delay * 2 > RECONNECT_MAX_DELAY_MS
-						? RECONNECT_MAX_DELAY_MS
-						: delay * 2;
+				            ? RECONNECT_MAX_DELAY_MS
+				            : delay * 2;
 				continue;
 			}
 			delay = 50;
@@ -453,7 +454,8 @@ static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 		pthread_mutex_unlock(&c->send_lock);
 		return -EAGAIN;
 	}
-	struct iovec iov[2] = {{r->hdr, r->hdr_len}, {r->args.buf, r->args.len}};
+	struct iovec iov[2] = {{r->hdr, r->hdr_len},
+	                       {r->args.buf, r->args.len}};
 	size_t left = r->hdr_len + r->args.len;
 	int rc = 0;
 	while (left > 0) {
@@ -468,7 +470,7 @@ static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 		left -= (size_t)n;
 		for (int i = 0; i < 2 && n > 0; i++) {
 			size_t k = (size_t)n < iov[i].iov_len ? (size_t)n
-							       : iov[i].iov_len;
+			                                      : iov[i].iov_len;
 			iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
 			iov[i].iov_len -= k;
 			n -= (ssize_t)k;
@@ -476,12 +478,13 @@ static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 	}
 	pthread_mutex_unlock(&c->send_lock);
 	if (rc == 0 && c->cfg.stats)
-		counter_add(&c->cfg.stats->bytes_sent, r->hdr_len + r->args.len);
+		counter_add(&c->cfg.stats->bytes_sent,
+		            r->hdr_len + r->args.len);
 	return rc;
 }
 
 static void build_header(struct rpc_clnt *c, struct rpc_req *r, uint32_t prog,
-			 uint32_t vers, uint32_t proc)
+                         uint32_t vers, uint32_t proc)
 {
 	uint8_t *p = r->hdr + 4;
 	put32(p, r->xid);
@@ -492,13 +495,12 @@ static void build_header(struct rpc_clnt *c, struct rpc_req *r, uint32_t prog,
 	put32(p + 20, proc);
 	memcpy(p + 24, c->cred, c->cred_len);
 	r->hdr_len = 4 + 24 + c->cred_len;
-	put32(r->hdr, 0x80000000u |
-			      (uint32_t)(r->hdr_len - 4 + r->args.len));
+	put32(r->hdr, 0x80000000u | (uint32_t)(r->hdr_len - 4 + r->args.len));
 }
 
 int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
-		   uint32_t proc, int op, struct xdr_out *args,
-		   struct rpc_req **out)
+                   uint32_t proc, int op, struct xdr_out *args,
+                   struct rpc_req **out)
 {
 	struct rpc_req *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -570,14 +572,14 @@ int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep)
 			if (src == 0) {
 				if (resend && c->cfg.stats)
 					counter_add(&c->cfg.stats->retransmits,
-						    1);
+					            1);
 			}
 			continue;
 		}
 		if (c->fd < 0)
 			pthread_cond_signal(&c->rcond);
 		if (pthread_cond_timedwait(&c->cond, &c->lock, &r->deadline) ==
-			    ETIMEDOUT &&
+		        ETIMEDOUT &&
 		    !r->done) {
 			rc = c->last_err == -EPROTO ? -EPROTO : -ETIMEDOUT;
 			break;
@@ -598,7 +600,7 @@ int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep)
 }
 
 int rpc_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
-	     int op, struct xdr_out *args, struct rpc_reply *rep)
+             int op, struct xdr_out *args, struct rpc_reply *rep)
 {
 	struct rpc_req *r;
 	int rc = rpc_call_start(c, prog, vers, proc, op, args, &r);
@@ -615,7 +617,7 @@ void rpc_reply_free(struct rpc_reply *rep)
 
 /* RFC 5531 section 9: reply_body. */
 int rpc_parse_reply(const uint8_t *buf, size_t len, uint32_t xid,
-		    struct xdr_in *res)
+                    struct xdr_in *res)
 {
 	struct xdr_in x;
 	uint32_t v, mtype, stat, flavor, astat;

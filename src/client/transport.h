@@ -27,7 +27,7 @@ struct rpc_clnt_cfg {
 	uint32_t uid, gid;
 	uint32_t ngids;
 	uint32_t gids[RPC_CLNT_MAX_GIDS];
-	size_t max_reply;	   /* largest record accepted */
+	size_t max_reply;            /* largest record accepted */
 	struct snfs_counters *stats; /* may be NULL */
 };
 
@@ -49,8 +49,8 @@ void rpc_clnt_close(struct rpc_clnt *c);
  * its buffer (args is left empty). op indexes the per-operation counters.
  * Returns 0 and *out, or -errno. */
 int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
-		   uint32_t proc, int op, struct xdr_out *args,
-		   struct rpc_req **out);
+                   uint32_t proc, int op, struct xdr_out *args,
+                   struct rpc_req **out);
 /* Wait for the reply to r and free r. On 0, rep owns the reply buffer
  * (free with rpc_reply_free). Errors: -ETIMEDOUT, -EPROTO (malformed
  * reply), -EPROTONOSUPPORT (program or version unavailable), -ENOSYS
@@ -60,12 +60,12 @@ int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep);
 void rpc_call_cancel(struct rpc_clnt *c, struct rpc_req *r);
 /* rpc_call_start + rpc_call_wait. */
 int rpc_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
-	     int op, struct xdr_out *args, struct rpc_reply *rep);
+             int op, struct xdr_out *args, struct rpc_reply *rep);
 void rpc_reply_free(struct rpc_reply *rep);
 
 /* Validate a reply record and position res at the results (exposed for
  * unit tests). Returns 0 or an error as rpc_call_wait does. */
 int rpc_parse_reply(const uint8_t *buf, size_t len, uint32_t xid,
-		    struct xdr_in *res);
+                    struct xdr_in *res);
 
 #endif

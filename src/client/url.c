@@ -29,8 +29,8 @@ static char *pct_decode(const char *s, size_t n)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n &&
-		    hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+		    hexval(s[i + 2]) >= 0) {
 			int v = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
 			if (v == 0) {
 				free(out);
@@ -140,9 +140,14 @@ static int parse_option(struct snfs_url *u, const char *k, const char *v)
 		u->timeout_ms = n * 1000;
 	} else {
 		/* libnfs arguments we accept and ignore, so its URLs work */
-		static const char *const ignored[] = {
-			"readahead", "pagecache", "dircache", "autoreconnect",
-			"auto-traverse-mounts", "tcp-syncnt", "debug", NULL};
+		static const char *const ignored[] = {"readahead",
+		                                      "pagecache",
+		                                      "dircache",
+		                                      "autoreconnect",
+		                                      "auto-traverse-mounts",
+		                                      "tcp-syncnt",
+		                                      "debug",
+		                                      NULL};
 		for (int i = 0; ignored[i]; i++)
 			if (!strcmp(k, ignored[i]))
 				return 0;
@@ -150,7 +155,7 @@ static int parse_option(struct snfs_url *u, const char *k, const char *v)
 	}
 	if (rc < 0)
 		return snfs_fail(-EINVAL, "bad value '%s' for URL argument %s",
-				 v, k);
+		                 v, k);
 	return 0;
 }
 
@@ -165,8 +170,8 @@ static int parse_query(struct snfs_url *u, const char *q)
 	     kv = strtok_r(NULL, "&", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
-			rc = snfs_fail(-EINVAL, "URL argument '%s' needs a value",
-				       kv);
+			rc = snfs_fail(-EINVAL,
+			               "URL argument '%s' needs a value", kv);
 			break;
 		}
 		*eq = 0;

@@ -63,13 +63,13 @@ static void print_stats(struct snfs_ctx *c, const char *label)
 	for (int i = 0; i < SNFS_OP_MAX; i++)
 		if (s.calls[i])
 			fprintf(stderr, " %s=%" PRIu64,
-				snfs_op_name((enum snfs_op)i), s.calls[i]);
+			        snfs_op_name((enum snfs_op)i), s.calls[i]);
 	fprintf(stderr,
-		" retransmits=%" PRIu64 " reconnects=%" PRIu64
-		" write_resends=%" PRIu64 " sent=%" PRIu64 " received=%" PRIu64
-		"\n",
-		s.retransmits, s.reconnects, s.write_resends, s.bytes_sent,
-		s.bytes_received);
+	        " retransmits=%" PRIu64 " reconnects=%" PRIu64
+	        " write_resends=%" PRIu64 " sent=%" PRIu64 " received=%" PRIu64
+	        "\n",
+	        s.retransmits, s.reconnects, s.write_resends, s.bytes_sent,
+	        s.bytes_received);
 }
 
 /* ---- mounts: one per URL argument ---- */
@@ -145,8 +145,8 @@ static void progress_show(struct progress *p, bool final)
 	int pct = p->total ? (int)(p->done * 100 / p->total) : 100;
 	int bar = pct * 30 / 100;
 	fprintf(stderr, "\r[%.*s%*s] %3d%% %8.1f MiB %7.1f MiB/s ETA %s ", bar,
-		"==============================", 30 - bar, "", pct,
-		(double)p->done / MIB, rate / MIB, eta);
+	        "==============================", 30 - bar, "", pct,
+	        (double)p->done / MIB, rate / MIB, eta);
 	if (final)
 		fputc('\n', stderr);
 }
@@ -167,20 +167,20 @@ static ssize_t file_pread(struct file *f, void *buf, size_t n, uint64_t off)
 	ssize_t r;
 	do
 		r = f->seekable ? pread(f->fd, buf, n, (off_t)off)
-				: read(f->fd, buf, n);
+		                : read(f->fd, buf, n);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : r;
 }
 
 static ssize_t file_pwrite(struct file *f, const void *buf, size_t n,
-			   uint64_t off)
+                           uint64_t off)
 {
 	if (f->nf)
 		return snfs_pwrite(f->nf, buf, n, off);
 	size_t done = 0;
 	while (done < n) {
 		ssize_t r = pwrite(f->fd, (const char *)buf + done, n - done,
-				   (off_t)(off + done));
+		                   (off_t)(off + done));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -205,7 +205,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 /* Write buf at off, leaving all-zero 4 KiB blocks (aligned in the file)
  * unwritten, so they stay holes in the freshly truncated target. */
 static int write_sparse(struct file *dst, const uint8_t *buf, size_t n,
-			uint64_t off)
+                        uint64_t off)
 {
 	size_t i = 0;
 	while (i < n) {
@@ -234,7 +234,7 @@ static int write_sparse(struct file *dst, const uint8_t *buf, size_t n,
 
 /* The next data segment of a local file at or after off: [*d, *h). */
 static bool local_next_data(struct file *f, uint64_t off, uint64_t *d,
-			    uint64_t *h)
+                            uint64_t *h)
 {
 	off_t a = lseek(f->fd, (off_t)off, SEEK_DATA);
 	if (a < 0)
@@ -329,7 +329,7 @@ static int open_dst(struct target *t, const char *path, struct file *f)
 	f->fd = -1;
 	if (t->ctx)
 		return snfs_open(t->ctx, path, O_WRONLY | O_CREAT | O_TRUNC,
-				 0644, &f->nf);
+		                 0644, &f->nf);
 	f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	return f->fd < 0 ? -errno : 0;
 }
@@ -346,8 +346,8 @@ static int set_size(struct file *f, uint64_t size)
 
 /* Copy [d, h) of src to dst through buf. */
 static int copy_range(struct file *src, struct file *dst, uint8_t *buf,
-		      uint64_t d, uint64_t h, uint64_t *end,
-		      struct progress *pg)
+                      uint64_t d, uint64_t h, uint64_t *end,
+                      struct progress *pg)
 {
 	uint64_t off = d;
 	while (off < h) {
@@ -420,10 +420,11 @@ static int cmd_cp(int argc, char **argv)
 			return usage_error("cp", "bad option");
 	}
 	if (argc - optind != 2)
-		return usage_error("cp", argc - optind < 2
-						 ? "missing destination file operand"
-						 : "extra operand '%s'",
-				   argv[optind + 2]);
+		return usage_error("cp",
+		                   argc - optind < 2
+		                       ? "missing destination file operand"
+		                       : "extra operand '%s'",
+		                   argv[optind + 2]);
 	const char *sarg = argv[optind], *darg = argv[optind + 1];
 	struct target st, dt;
 	struct file src, dst;
@@ -551,11 +552,11 @@ struct ent {
 static int ent_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct ent *)a)->name,
-		      ((const struct ent *)b)->name);
+	              ((const struct ent *)b)->name);
 }
 
 static int ls_dir(struct snfs_ctx *c, const char *path, const char *label,
-		  const struct ls_opts *o, bool header)
+                  const struct ls_opts *o, bool header)
 {
 	struct snfs_dir *d;
 	struct snfs_dirent de;
@@ -605,8 +606,10 @@ static int ls_dir(struct snfs_ctx *c, const char *path, const char *label,
 			if (!v[i].have) {
 				char *p;
 				if (asprintf(&p, "%s%s%s", path,
-					     path[0] ? "/" : "", v[i].name) >= 0) {
-					v[i].have = snfs_lstat(c, p, &v[i].st) == 0;
+				             path[0] ? "/" : "",
+				             v[i].name) >= 0) {
+					v[i].have =
+					    snfs_lstat(c, p, &v[i].st) == 0;
 					free(p);
 				}
 			}
@@ -624,7 +627,7 @@ static int ls_dir(struct snfs_ctx *c, const char *path, const char *label,
 		struct snfs_stat st = v[i].st;
 		char *p, *lab;
 		if (asprintf(&p, "%s%s%s", path, path[0] ? "/" : "",
-			     v[i].name) < 0)
+		             v[i].name) < 0)
 			break;
 		if (!v[i].have && snfs_lstat(c, p, &st) < 0) {
 			free(p);
@@ -687,7 +690,7 @@ static int cmd_ls(int argc, char **argv)
 			status = 2;
 		} else if (st.type == SNFS_DIR) {
 			status |= ls_dir(t.ctx, "", argv[i], &o,
-					 o.R || argc - optind > 1);
+			                 o.R || argc - optind > 1);
 		} else if (o.l) {
 			print_long(argv[i], &st);
 		} else {
@@ -755,8 +758,7 @@ static int cmd_stat(int argc, char **argv)
 		}
 		mode_string(&st, m);
 		printf("  File: %s\n", argv[i]);
-		printf("  Size: %-15" PRIu64 " Blocks: %-10" PRIu64
-		       " %s\n",
+		printf("  Size: %-15" PRIu64 " Blocks: %-10" PRIu64 " %s\n",
 		       st.size, st.used / 512, type_name(st.type));
 		printf("Device: %" PRIx64 "\tInode: %" PRIu64 "\tLinks: %u\n",
 		       st.fsid, st.fileid, st.nlink);
@@ -852,7 +854,8 @@ static int holes_nfs(struct snfs_ctx *c, struct holemap *m, bool *scanned)
 			break;
 		}
 		for (size_t i = 0; i < (size_t)n; i += ZBLOCK) {
-			size_t b = (size_t)n - i < ZBLOCK ? (size_t)n - i : ZBLOCK;
+			size_t b =
+			    (size_t)n - i < ZBLOCK ? (size_t)n - i : ZBLOCK;
 			bool z = all_zero(buf + i, b);
 			if (!z && !in_data) {
 				ds = off + i;
@@ -894,7 +897,7 @@ static int cmd_holes(int argc, char **argv)
 	       m.size ? 100.0 * (double)m.hole_bytes / (double)m.size : 0.0,
 	       m.aligned_hole_bytes,
 	       m.size ? 100.0 * (double)m.aligned_hole_bytes / (double)m.size
-		      : 0.0,
+	              : 0.0,
 	       scanned ? " (no SEEK over NFSv3: zero blocks)" : "");
 	close_target(&t);
 	return 0;
@@ -948,12 +951,12 @@ static int cmd_mkdir(int argc, char **argv)
 		char *p;
 		if (asprintf(&p, "/%s", snfs_url_path(t.ctx)) < 0)
 			p = NULL;
-		int rc = !p ? -ENOMEM
-		       : parents ? mkdir_p(t.ctx, p)
-				 : snfs_mkdir(t.ctx, p, 0755);
+		int rc = !p        ? -ENOMEM
+		         : parents ? mkdir_p(t.ctx, p)
+		                   : snfs_mkdir(t.ctx, p, 0755);
 		if (rc < 0) {
 			err_msg("cannot create directory '%s': %s", argv[i],
-				why(rc));
+			        why(rc));
 			status = 1;
 		}
 		free(p);
@@ -963,7 +966,7 @@ static int cmd_mkdir(int argc, char **argv)
 }
 
 static int rm_tree(struct snfs_ctx *c, const char *path, const char *label,
-		   bool recursive, bool force)
+                   bool recursive, bool force)
 {
 	struct snfs_stat st;
 	int rc = snfs_lstat(c, path, &st);
@@ -1072,29 +1075,31 @@ static int cmd_mv(int argc, char **argv)
 		err_msg("mv works within one NFS export (use cp and rm)");
 	} else if (snfs_url_parse(argv[1], &su) == 0) {
 		if (snfs_url_parse(argv[2], &du) == 0) {
-			if (strcmp(su.host, du.host) || su.nfsport != du.nfsport ||
+			if (strcmp(su.host, du.host) ||
+			    su.nfsport != du.nfsport ||
 			    strcmp(snfs_export(s.ctx), snfs_export(d.ctx))) {
 				err_msg("cannot move '%s' to '%s': Invalid "
-					"cross-device link",
-					argv[1], argv[2]);
+				        "cross-device link",
+				        argv[1], argv[2]);
 			} else {
 				char *from, *to;
 				struct snfs_stat st;
 				const char *dp = snfs_url_path(d.ctx);
 				bool into = snfs_stat(s.ctx, "/", &st) == 0 &&
-					    dp[0] &&
-					    snfs_stat(d.ctx, "", &st) == 0 &&
-					    st.type == SNFS_DIR;
-				if (asprintf(&from, "/%s", snfs_url_path(s.ctx)) >=
-					    0 &&
+				            dp[0] &&
+				            snfs_stat(d.ctx, "", &st) == 0 &&
+				            st.type == SNFS_DIR;
+				if (asprintf(&from, "/%s",
+				             snfs_url_path(s.ctx)) >= 0 &&
 				    (into ? asprintf(&to, "/%s/%s", dp,
-						     base_name(argv[1]))
-					  : asprintf(&to, "/%s", dp)) >= 0) {
+				                     base_name(argv[1]))
+				          : asprintf(&to, "/%s", dp)) >= 0) {
 					int r = snfs_rename(s.ctx, from, to);
 					if (r < 0)
 						err_msg("cannot move '%s' to "
-							"'%s': %s",
-							argv[1], argv[2], why(r));
+						        "'%s': %s",
+						        argv[1], argv[2],
+						        why(r));
 					else
 						rc = 0;
 					free(to);
@@ -1136,9 +1141,9 @@ static int cmd_df(int argc, char **argv)
 		snprintf(fs, sizeof(fs), "%s:%s", u.host, snfs_export(t.ctx));
 		uint64_t used = sv.tbytes - sv.fbytes;
 		uint64_t pct = used + sv.abytes
-				       ? (used * 100 + used + sv.abytes - 1) /
-						 (used + sv.abytes)
-				       : 0;
+		                   ? (used * 100 + used + sv.abytes - 1) /
+		                         (used + sv.abytes)
+		                   : 0;
 		printf("%-30s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 		       " %3" PRIu64 "%% %s\n",
 		       fs, sv.tbytes / 1024, used / 1024, sv.abytes / 1024, pct,
@@ -1151,27 +1156,28 @@ static int cmd_df(int argc, char **argv)
 
 static void help(void)
 {
-	printf("Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
-	       "NFS without a mount. URLs: "
-	       "nfs://host[:port]/export/path?version=3&uid=&gid=&rsize=&wsize=\n"
-	       "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n\n"
-	       "Commands:\n"
-	       "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "
-	       "kept\n"
-	       "  cat URL...          write files to standard output\n"
-	       "  ls [-lRaf] URL...   list directories (-f: unsorted, all)\n"
-	       "  stat URL...         show attributes\n"
-	       "  holes FILE          data/hole map of a local or NFS file\n"
-	       "  mkdir [-p] URL...   make directories\n"
-	       "  rm [-rf] URL...     remove files or directories\n"
-	       "  mv SRC DST          rename within one export\n"
-	       "  df URL...           space on the export\n\n"
-	       "Options:\n"
-	       "  --stats   print RPC counters to standard error at the end\n"
-	       "  --help    this help\n\n"
-	       "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
-	       "cannot be accessed).\n",
-	       prog);
+	printf(
+	    "Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
+	    "NFS without a mount. URLs: "
+	    "nfs://host[:port]/export/path?version=3&uid=&gid=&rsize=&wsize=\n"
+	    "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n\n"
+	    "Commands:\n"
+	    "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "
+	    "kept\n"
+	    "  cat URL...          write files to standard output\n"
+	    "  ls [-lRaf] URL...   list directories (-f: unsorted, all)\n"
+	    "  stat URL...         show attributes\n"
+	    "  holes FILE          data/hole map of a local or NFS file\n"
+	    "  mkdir [-p] URL...   make directories\n"
+	    "  rm [-rf] URL...     remove files or directories\n"
+	    "  mv SRC DST          rename within one export\n"
+	    "  df URL...           space on the export\n\n"
+	    "Options:\n"
+	    "  --stats   print RPC counters to standard error at the end\n"
+	    "  --help    this help\n\n"
+	    "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
+	    "cannot be accessed).\n",
+	    prog);
 }
 
 int main(int argc, char **argv)
@@ -1179,10 +1185,10 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
-	} cmds[] = {{"cp", cmd_cp},	  {"cat", cmd_cat},   {"ls", cmd_ls},
-		    {"stat", cmd_stat},	  {"holes", cmd_holes},
-		    {"mkdir", cmd_mkdir}, {"rm", cmd_rm},     {"mv", cmd_mv},
-		    {"df", cmd_df}};
+	} cmds[] = {
+	    {"cp", cmd_cp},     {"cat", cmd_cat},     {"ls", cmd_ls},
+	    {"stat", cmd_stat}, {"holes", cmd_holes}, {"mkdir", cmd_mkdir},
+	    {"rm", cmd_rm},     {"mv", cmd_mv},       {"df", cmd_df}};
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -1195,7 +1201,7 @@ int main(int argc, char **argv)
 			quiet = true;
 		} else {
 			return usage_error(NULL, "unrecognized option '%s'",
-					   argv[i]);
+			                   argv[i]);
 		}
 	}
 	if (i >= argc)

@@ -14,7 +14,7 @@
 #define SRV_SIZE (4u << 20)
 
 static struct {
-	uint8_t data[SRV_SIZE];	     /* what the server serves */
+	uint8_t data[SRV_SIZE];      /* what the server serves */
 	uint8_t committed[SRV_SIZE]; /* what survives a restart */
 	uint64_t size, committed_size;
 	uint8_t verf[8];
@@ -28,7 +28,7 @@ struct mock_req {
 };
 
 static int m_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
-			uint64_t off, uint32_t count, struct rpc_req **r)
+                        uint64_t off, uint32_t count, struct rpc_req **r)
 {
 	(void)c, (void)fh;
 	struct mock_req *m = calloc(1, sizeof(*m));
@@ -40,7 +40,7 @@ static int m_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int m_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
-			 uint32_t count, struct snfs_read_res *res)
+                         uint32_t count, struct snfs_read_res *res)
 {
 	(void)c, (void)count;
 	struct mock_req *m = (struct mock_req *)r;
@@ -56,8 +56,8 @@ static int m_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
 }
 
 static int m_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
-			 uint64_t off, const void *buf, uint32_t count,
-			 int stable, struct rpc_req **r)
+                         uint64_t off, const void *buf, uint32_t count,
+                         int stable, struct rpc_req **r)
 {
 	(void)c, (void)fh, (void)stable;
 	memcpy(srv.data + off, buf, count);
@@ -72,7 +72,7 @@ static int m_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int m_write_finish(struct snfs_ctx *c, struct rpc_req *r,
-			  struct snfs_write_res *res)
+                          struct snfs_write_res *res)
 {
 	(void)c;
 	struct mock_req *m = (struct mock_req *)r;
@@ -84,7 +84,7 @@ static int m_write_finish(struct snfs_ctx *c, struct rpc_req *r,
 }
 
 static int m_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
-		    uint8_t verf[8], struct snfs_stat *post, bool *have)
+                    uint8_t verf[8], struct snfs_stat *post, bool *have)
 {
 	(void)c, (void)fh, (void)post;
 	srv.commits++;
@@ -96,8 +96,8 @@ static int m_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
 }
 
 static int m_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
-		     const struct snfs_setattr *sa, struct snfs_stat *post,
-		     bool *have)
+                     const struct snfs_setattr *sa, struct snfs_stat *post,
+                     bool *have)
 {
 	(void)c, (void)fh, (void)post;
 	if (sa->mask & SNFS_SET_SIZE) {
@@ -118,13 +118,13 @@ static void srv_restart(void)
 }
 
 static const struct snfs_proto_ops mock_ops = {
-	.name = "mock",
-	.read_start = m_read_start,
-	.read_finish = m_read_finish,
-	.write_start = m_write_start,
-	.write_finish = m_write_finish,
-	.commit = m_commit,
-	.setattr = m_setattr,
+    .name = "mock",
+    .read_start = m_read_start,
+    .read_finish = m_read_finish,
+    .write_start = m_write_start,
+    .write_finish = m_write_finish,
+    .commit = m_commit,
+    .setattr = m_setattr,
 };
 
 static void test_rset(void)
@@ -133,18 +133,17 @@ static void test_rset(void)
 	CHECK(rset_add(&rs, 10, 20) == 10, "add counts new bytes");
 	CHECK(rset_add(&rs, 30, 40) == 10 && rs.n == 2, "disjoint ranges");
 	CHECK(rset_add(&rs, 15, 35) == 10 && rs.n == 1 && rs.r[0].s == 10 &&
-		      rs.r[0].e == 40,
+	          rs.r[0].e == 40,
 	      "overlap merges into one range");
 	CHECK(rset_add(&rs, 40, 50) == 10 && rs.n == 1 && rs.r[0].e == 50,
 	      "adjacent ranges merge");
 	CHECK(rset_add(&rs, 12, 18) == 0, "covered add adds nothing");
-	CHECK(rset_covers(&rs, 10, 50) && !rset_covers(&rs, 5, 15),
-	      "covers");
+	CHECK(rset_covers(&rs, 10, 50) && !rset_covers(&rs, 5, 15), "covers");
 	CHECK(rset_del(&rs, 20, 30) == 10 && rs.n == 2, "delete splits");
 	struct rrange g[4];
 	uint32_t ng = rset_gaps(&rs, 0, 60, g);
 	CHECK(ng == 3 && g[0].s == 0 && g[0].e == 10 && g[1].s == 20 &&
-		      g[1].e == 30 && g[2].s == 50 && g[2].e == 60,
+	          g[1].e == 30 && g[2].s == 50 && g[2].e == 60,
 	      "gaps");
 	CHECK(rset_del(&rs, 0, 100) == 30 && rs.n == 0, "delete all");
 	CHECK(rset_bytes(&rs) == 0, "empty");
@@ -203,7 +202,8 @@ static void test_write_then_read(void)
 	bool ok = true;
 	for (int i = 0; i < 4096; i++) {
 		uint64_t o = 100000 - 1000 + (uint64_t)i;
-		uint8_t want = o >= 100000 && o < 102048 ? 0xab : (uint8_t)(o * 7);
+		uint8_t want =
+		    o >= 100000 && o < 102048 ? 0xab : (uint8_t)(o * 7);
 		if (out[i] != want)
 			ok = false;
 	}
@@ -245,7 +245,7 @@ static void test_verifier_change(void)
 	CHECK(srv.writes == 32, "every uncommitted range was sent again");
 	CHECK(srv.commits == 2, "two COMMITs: mismatch, then match");
 	CHECK(srv.committed_size == 1 << 20 &&
-		      memcmp(srv.committed, buf, 1 << 20) == 0,
+	          memcmp(srv.committed, buf, 1 << 20) == 0,
 	      "the data is intact");
 
 	/* a restart between writes: mixed verifiers */
@@ -277,7 +277,7 @@ static void test_eviction(void)
 	      "dirty pages over budget are written and committed");
 	CHECK(srv.committed[SRV_SIZE / 2 - 1] == 1, "data reached the server");
 	CHECK(pc_truncate(f, 1000) == 0 && srv.size == 1000 &&
-		      pc_size(f) == 1000,
+	          pc_size(f) == 1000,
 	      "truncate");
 	CHECK(pc_read(f, buf, 65536, 0) == 1000, "read stops at the new size");
 	teardown(&c, f);
@@ -302,13 +302,14 @@ static void test_live(const char *url)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)(i * 13 + 1);
 	snfs_unlink(c, "wtr-file");
-	CHECK(snfs_open(c, "wtr-file", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0,
+	CHECK(snfs_open(c, "wtr-file", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ==
+	          0,
 	      "live: create");
 	snfs_stats_reset(c);
 	CHECK(snfs_pwrite(f, buf, sizeof(buf), 5000) == (ssize_t)sizeof(buf),
 	      "live: write 2 KiB at 5000");
 	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
-		      !memcmp(buf, out, sizeof(buf)),
+	          !memcmp(buf, out, sizeof(buf)),
 	      "live: read it back");
 	snfs_stats(c, &st);
 	CHECK(st.calls[SNFS_OP_READ] == 0 && st.total_calls == 0,
@@ -320,7 +321,7 @@ static void test_live(const char *url)
 	CHECK(snfs_open(c, "wtr-file", O_RDONLY, 0, &f) == 0, "live: reopen");
 	snfs_stats_reset(c);
 	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
-		      !memcmp(buf, out, sizeof(buf)),
+	          !memcmp(buf, out, sizeof(buf)),
 	      "live: read after reopen");
 	snfs_stats(c, &st);
 	CHECK(st.calls[SNFS_OP_READ] == 0,

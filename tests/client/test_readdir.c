@@ -31,8 +31,8 @@ static void put_dir_attr(struct xdr_out *x)
 }
 
 static void encode_reply(struct xdr_out *x, bool plus, char **names,
-			 const uint64_t *cookies, int n, bool eof,
-			 uint32_t verf)
+                         const uint64_t *cookies, int n, bool eof,
+                         uint32_t verf)
 {
 	xdr_out_init(x, 4096, 64u << 20);
 	xdr_put_u32(x, 0); /* NFS3_OK */
@@ -89,14 +89,14 @@ static void test_decode(void)
 	struct rd_page *p = page_from(&x, true, &rc);
 	CHECK(rc == 0 && p->n == 3 && p->eof, "READDIRPLUS reply decodes");
 	CHECK(p->ents[1].name_len == 2 &&
-		      !memcmp(p->data + p->ents[1].name_off, "bb", 2) &&
-		      p->ents[1].cookie == 9 && p->ents[1].fileid == 1009,
+	          !memcmp(p->data + p->ents[1].name_off, "bb", 2) &&
+	          p->ents[1].cookie == 9 && p->ents[1].fileid == 1009,
 	      "entry fields");
 	struct snfs_stat st;
 	CHECK(p->ents[2].attr_off &&
-		      p->decode_attr(p->data, p->dlen, p->ents[2].attr_off,
-				     &st) == 0 &&
-		      st.size == 120 && st.type == SNFS_REG,
+	          p->decode_attr(p->data, p->dlen, p->ents[2].attr_off, &st) ==
+	              0 &&
+	          st.size == 120 && st.type == SNFS_REG,
 	      "entry attributes decode lazily");
 	CHECK(p->ents[0].fh_len == 2, "entry handle");
 	rd_page_free(p);
@@ -143,7 +143,7 @@ static void test_decode(void)
 	rd_list_append(&l, p);
 	uint64_t idx;
 	CHECK(l.monotonic && rd_list_find_cookie(&l, 150000, &idx) == 0 &&
-		      idx == 150000,
+	          idx == 150000,
 	      "binary search by cookie");
 	CHECK(rd_list_find_cookie(&l, 999999, &idx) == -ENOENT,
 	      "unknown cookie");
@@ -179,8 +179,7 @@ static void test_list_pages(void)
 	uint64_t ck[2] = {50, 3};
 	encode_reply(&x, false, names, ck, 2, true, 1);
 	rd_list_append(&l, page_from(&x, false, &rc));
-	CHECK(!l.monotonic && rd_list_find_cookie(&l, 3, &idx) == 0 &&
-		      idx == 2,
+	CHECK(!l.monotonic && rd_list_find_cookie(&l, 3, &idx) == 0 && idx == 2,
 	      "hashed cookies: linear lookup");
 	rd_list_free(&l);
 }
@@ -197,7 +196,7 @@ static struct {
 } dir;
 
 static int m_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
-		     struct snfs_stat *st)
+                     struct snfs_stat *st)
 {
 	(void)c, (void)fh;
 	memset(st, 0, sizeof(*st));
@@ -223,14 +222,14 @@ static void mutate(void)
 }
 
 static int m_readdir(struct snfs_ctx *c, const struct snfs_fh *fh, bool plus,
-		     uint64_t cookie, const uint8_t verf[8], uint32_t bufsize,
-		     struct rd_page *page)
+                     uint64_t cookie, const uint8_t verf[8], uint32_t bufsize,
+                     struct rd_page *page)
 {
 	(void)c, (void)fh, (void)bufsize;
 	if (++dir.calls == dir.mutate_at)
 		mutate();
 	uint32_t v = (uint32_t)verf[4] << 24 | (uint32_t)verf[5] << 16 |
-		     (uint32_t)verf[6] << 8 | verf[7];
+	             (uint32_t)verf[6] << 8 | verf[7];
 	if (cookie != 0 && v != (uint32_t)dir.gen) {
 		dir.bad_cookies++;
 		return -SNFS_EBADCOOKIE;
@@ -258,9 +257,9 @@ static int m_readdir(struct snfs_ctx *c, const struct snfs_fh *fh, bool plus,
 }
 
 static const struct snfs_proto_ops dir_ops = {
-	.name = "mockdir",
-	.getattr = m_getattr,
-	.readdir = m_readdir,
+    .name = "mockdir",
+    .getattr = m_getattr,
+    .readdir = m_readdir,
 };
 
 static void test_bad_cookie_restart(void)

@@ -74,8 +74,16 @@ with open(sys.argv[1], "wb") as f:
 		break
 	done
 	echo "# guest copy started after $(($(date +%s) - t0))s"
+	# Kill k once the host holds k/(KILLS+1) of the file (or 20 s passed),
+	# so the kills are spread over the copy while data flows.
 	while [ "$kills" -lt "$KKILLS" ] && kill -0 "$gpid" 2>/dev/null && ! grep -q '^R|dd' "$out"; do
-		sleep "$((1 + RANDOM % 2)).$((RANDOM % 10))"
+		target=$(((kills + 1) * KMIB * 1048576 / (KKILLS + 1)))
+		for i in $(seq 1 200); do
+			[ "$(stat -c %s "$exp/f" 2>/dev/null || echo 0)" -ge "$target" ] && break
+			grep -q '^R|dd' "$out" && break
+			sleep 0.1
+		done
+		sleep "0.$((RANDOM % 5))"
 		grep -q '^R|dd' "$out" && break
 		kills=$((kills + 1))
 		echo "# kill $kills at $(stat -c %s "$exp/f" 2>/dev/null) bytes on the host"

@@ -2,8 +2,9 @@
  * procedure from the fixture's table (NFS v3, MOUNT v3 and v1, portmap v2,
  * RPCBIND v3 and v4, then any version added later; see fuzz_srv.h), the
  * rest is that procedure's arguments. The harness supplies a valid call
- * header with AUTH_SYS root credentials, so every mutation lands in the
- * decoders and the procedures behind them. */
+ * header with AUTH_SYS credentials, so every mutation lands in the decoders
+ * and the procedures behind them. The same byte divided by the table size
+ * picks the user: root (what seeds use), uid 1000, or nobody. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void put_header(struct xdr_out *r, const struct fuzz_proc *p)
+static void put_header(struct xdr_out *r, const struct fuzz_proc *p,
+                       uint32_t user)
 {
+	static const uint32_t uids[] = {0, 1000, 65534};
 	static const uint32_t gids[] = {0, 1, 100};
+	uint32_t uid = uids[user % 3];
 
 	xdr_put_u32(r, ++xid & 0x7fffffffu);
 	xdr_put_u32(r, 0); /* CALL */
@@ -38,8 +42,8 @@ static void put_header(struct xdr_out *r, const struct fuzz_proc *p)
 	xdr_put_u32(r, 36); /* body: stamp, "fuzz", uid, gid, 3 gids */
 	xdr_put_u32(r, 0);
 	xdr_put_string(r, "fuzz");
-	xdr_put_u32(r, 0);
-	xdr_put_u32(r, 0);
+	xdr_put_u32(r, uid);
+	xdr_put_u32(r, uid);
 	xdr_put_u32(r, 3);
 	for (int i = 0; i < 3; i++)
 		xdr_put_u32(r, gids[i]);
@@ -57,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (xdr_out_init(&rec, 4096, 128 + size)) /* header: 76 bytes */
 		abort();
-	put_header(&rec, &procs[data[0] % n]);
+	put_header(&rec, &procs[data[0] % n], (uint32_t)(data[0] / n));
 	/* Raw bytes, not an opaque: no length word, no padding. */
 	if (size > 1 && !xdr_out_ensure(&rec, size - 1))
 		abort();
