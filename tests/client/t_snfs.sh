@@ -35,6 +35,21 @@ dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
 
+# Two free consecutive ports (ganesha puts MOUNT on PORT+1).
+free_port_pair() {
+	python3 -c '
+import socket
+for _ in range(100):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError:
+        pass
+    finally:
+        a.close(); b.close()
+'
+}
 quiet() { "$@" >/dev/null; }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
 holemap() { "$SNFS" holes "$1" | grep -v '^size'; }
@@ -89,6 +104,7 @@ suite() {
 }
 
 # ---------------- snfsd ----------------
+if [ "${SKIP_SNFSD:-0}" != 1 ]; then
 PORT=$(free_port)
 snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash,async" || notok "snfsd start"
 BASE="nfs://127.0.0.1:$PORT$EXP"
@@ -188,9 +204,11 @@ for mode in random body truncated huge frag; do
 	done
 done
 
+fi # SKIP_SNFSD
+
 # ---------------- nfs-ganesha ----------------
 if [ "${SKIP_GANESHA:-0}" != 1 ]; then
-	GPORT=$(free_port)
+	GPORT=$(free_port_pair)
 	mkdir -p "$T_DIR/gexp"
 	if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
 		suite ganesha "nfs://127.0.0.1/export" "version=3&nfsport=$GPORT&mountport=$((GPORT + 1))" "$T_DIR/gexp"
