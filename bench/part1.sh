@@ -67,7 +67,7 @@ row() { # what "min med" [bytes]
 	echo
 	echo '```'
 	"$SHARED/tools/kvm/run-guest.sh" --mem 2G --timeout 1500 -- "
-	  echo '## snfsd'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$SP -3 mountport=$SP,mountproto=tcp 10.0.2.2:$EX data dir200k/
-	  echo '## nfs-ganesha'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$GP -3 mountport=$((GP + 1)),mountproto=tcp 10.0.2.2:/export data dir200k/" 2>&1 | grep -v '^\[nfs-kvm'
+	  echo '## snfsd'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$SP -3 proto=tcp,mountport=$SP,mountproto=tcp 10.0.2.2:$EX data dir200k/
+	  echo '## nfs-ganesha'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$GP -3 proto=tcp,mountport=$((GP + 1)),mountproto=tcp 10.0.2.2:/export data dir200k/" 2>&1 | grep -v '^\[nfs-kvm'
 	echo '```'
 } | tee "$OUT"

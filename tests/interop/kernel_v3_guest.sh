@@ -7,7 +7,7 @@
 #   S|...          --summary of the mount after the run (caches dropped)
 #   M|...          per-op counts from /proc/self/mountstats
 #   G|...          information (rpcinfo, timings)
-# usage: kernel_v3_guest.sh SERVER EXPORT [EXTRA_MOUNT_OPTIONS]
+# usage: [FILEOPS_NFILES=N] kernel_v3_guest.sh SERVER EXPORT [EXTRA_MOUNT_OPTIONS]
 # (extra options, e.g. port=,mountport= , only to try the script on a peer)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,8 +24,12 @@ step() { # name cmd...: run, print its status
 	return $rc
 }
 
+# rpcbind v3/v4 DUMP (rpcinfo -p would connect to the universal address the
+# server reports, 127.0.0.1, which is not the host from inside the guest).
 if command -v rpcinfo >/dev/null; then
-	rpcinfo -p "$SERVER" 2>&1 | sed 's/^/G|rpcinfo: /'
+	rpcinfo -s "$SERVER" >/tmp/rpcinfo 2>&1
+	sed 's/^/G|rpcinfo: /' /tmp/rpcinfo
+	echo "R|rpcinfo-lists-nfs-mountd $(awk '$1 == 100003 || $1 == 100005 { n++ } END { print n + 0 }' /tmp/rpcinfo)"
 fi
 mkdir -p /mnt /tmp/local
 step mount-tmpfs mount -t tmpfs -o size=512m tmpfs /tmp/local

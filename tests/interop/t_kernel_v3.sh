@@ -51,7 +51,10 @@ check_eq "portmap GETPORT NFS v3 tcp, MOUNT v3 tcp, MOUNT v3 udp" "2049 2049 204
 
 cd "$ROOT" || exit 1
 t0=$(date +%s)
-"$KVM" --timeout 600 -- bash "$HERE/kernel_v3_guest.sh" 10.0.2.2 "$EXP" >"$OUT" 2>"$T_DIR/guest.err"
+# KERNEL_NFILES: size of fileops' big directory (each file costs a LOOKUP, a
+# CREATE and a REMOVE at several ms each in the emulated guest).
+"$KVM" --timeout 900 -- FILEOPS_NFILES="${KERNEL_NFILES:-10000}" \
+	bash "$HERE/kernel_v3_guest.sh" 10.0.2.2 "$EXP" >"$OUT" 2>"$T_DIR/guest.err"
 rc=$?
 echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
 check_eq "guest exit status" 0 "$rc"
@@ -62,6 +65,10 @@ grep '^G|' "$OUT" | cut -c3- | sed 's/^/# /'
 for s in mount-tmpfs mount-nfs mkdir-nfs mkdir-local fileops-nfs fileops-local umount; do
 	check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$OUT" | cut -c3-)"
 done
+
+if grep -q '^R|rpcinfo' "$OUT"; then
+	check_eq "guest rpcinfo -s lists NFS and MOUNT" "rpcinfo-lists-nfs-mountd 2" "$(grep '^R|rpcinfo' "$OUT" | cut -c3-)"
+fi
 
 # Transcripts, section by section.
 grep '^N|' "$OUT" | cut -c3- >"$T_DIR/nfs.out"

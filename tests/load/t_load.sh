@@ -34,7 +34,9 @@ fi
 ok "snfsd ($SNFSD) listening on $PORT"
 extra=()
 if [ "$NSNFS" -gt 0 ] && [ -x "$SNFS" ]; then
-	extra=("$NSNFS" "$SNFS")
+	# A private copy: build/snfs may be relinked while the load runs.
+	cp "$SNFS" "$T_DIR/snfs"
+	extra=("$NSNFS" "$T_DIR/snfs")
 else
 	echo "# no libsnfs clients ($SNFS missing or LOAD_SNFS=0)"
 fi
