@@ -26,9 +26,9 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' 2>/dev/null | sort)
 TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
-.PHONY: all asan run check install clean format deps deps-test bench
-all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(TEST_BINS)
-asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(TEST_BINS_ASAN)
+.PHONY: all asan run check install clean format deps deps-test bench bench-sparse
+all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(B)/snfs-mount $(TEST_BINS)
+asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(A)/snfs-mount $(TEST_BINS_ASAN)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,6 +57,17 @@ $(B)/snfs: $(B)/src/tools/snfs.o $(B)/libsnfs.a
 $(A)/snfs: $(A)/src/tools/snfs.o $(A)/libsnfs.a
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
+# snfs-mount (issue 6): FUSE on libsnfs's handle API, with libfuse3.
+MOUNT_SRCS := src/tools/snfs-mount.c $(wildcard src/tools/mount_*.c)
+FUSE_CFLAGS = $(shell pkg-config --cflags fuse3)
+FUSE_LIBS = $(shell pkg-config --libs fuse3)
+$(patsubst %.c,$(B)/%.o,$(MOUNT_SRCS)) $(patsubst %.c,$(A)/%.o,$(MOUNT_SRCS)): CFLAGS_COMMON += $(FUSE_CFLAGS)
+
+$(B)/snfs-mount: $(patsubst %.c,$(B)/%.o,$(MOUNT_SRCS)) $(B)/libsnfs.a
+	$(CC) $(CFLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
+$(A)/snfs-mount: $(patsubst %.c,$(A)/%.o,$(MOUNT_SRCS)) $(A)/libsnfs.a
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
+
 # Client tests link the client library, not the server's.
 $(B)/tests/client/%: $(B)/tests/client/%.o $(B)/libsnfs.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -81,12 +92,14 @@ run: deps $(B)/snfsd
 check: deps deps-test all asan
 	@tests/run.sh
 
-install: $(B)/snfsd $(B)/snfs $(B)/libsnfs.a
+install: $(B)/snfsd $(B)/snfs $(B)/snfs-mount $(B)/libsnfs.a
 	install -D -m 755 $(B)/snfsd $(DESTDIR)$(PREFIX)/sbin/snfsd
 	install -D -m 755 $(B)/snfs $(DESTDIR)$(PREFIX)/bin/snfs
+	install -D -m 755 $(B)/snfs-mount $(DESTDIR)$(PREFIX)/bin/snfs-mount
 	install -D -m 644 $(B)/libsnfs.a $(DESTDIR)$(PREFIX)/lib/libsnfs.a
 	install -D -m 644 include/snfs/snfs.h $(DESTDIR)$(PREFIX)/include/snfs/snfs.h
 	install -D -m 644 doc/snfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/snfs.1
+	install -D -m 644 doc/snfs-mount.1 $(DESTDIR)$(PREFIX)/share/man/man1/snfs-mount.1
 	install -D -m 644 doc/snfsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/snfsd.8
 	install -D -m 644 dist/snfsd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/snfsd.service
 	sed -i 's|@PREFIX@|$(PREFIX)|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/snfsd.service
@@ -101,6 +114,11 @@ clean:
 
 bench: deps $(B)/snfsd
 	bench/part1.sh
+	bench/sparse.sh
+
+# The READ_PLUS seed matrix alone (bench/sparse.sh: SIZE_MIB, FSES, RUNS...).
+bench-sparse: deps $(B)/snfsd $(B)/snfs
+	bench/sparse.sh
 
 # ---- fuzzing (tests/fuzz, issue 7): libFuzzer targets built with clang
 # from the library sources in LIB_SRCS, so new source folders are picked up.

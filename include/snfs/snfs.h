@@ -256,6 +256,83 @@ void snfs_stats(struct snfs_ctx *ctx, struct snfs_stats *out);
 void snfs_stats_reset(struct snfs_ctx *ctx);
 const char *snfs_op_name(enum snfs_op op);
 
+/* ---- By handle (src/client/fuse_support.c) ----
+ * For callers that keep their own inode table (snfs-mount): a handle names
+ * one object on the server while it exists; nothing is resolved by path and
+ * no symlink is followed. Names are single components. */
+#define SNFS_HANDLE_MAX 128
+
+struct snfs_handle {
+	uint32_t len;
+	uint8_t data[SNFS_HANDLE_MAX];
+};
+
+/* The object the mount URL named, with its attributes. */
+int snfs_h_base(struct snfs_ctx *ctx, struct snfs_handle *h,
+                struct snfs_stat *st);
+int snfs_h_lookup(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                  const char *name, struct snfs_handle *out,
+                  struct snfs_stat *st);
+/* The size includes bytes written through libsnfs and not yet sent. */
+int snfs_h_getattr(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                   struct snfs_stat *st);
+/* SNFS_SET_SIZE goes through the page cache. st (may be NULL): the
+ * attributes afterwards. */
+int snfs_h_setattr(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                   const struct snfs_setattr *sa, struct snfs_stat *st);
+int snfs_h_statvfs(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                   struct snfs_statvfs *sv);
+int snfs_h_readlink(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                    char *buf, size_t size);
+/* flags: O_ACCMODE, O_TRUNC, O_APPEND (O_CREAT: use snfs_h_create). */
+int snfs_h_open(struct snfs_ctx *ctx, const struct snfs_handle *h, int flags,
+                struct snfs_file **out);
+/* Create a regular file (excl: fail with -EEXIST if the name exists) and
+ * return its handle and attributes. */
+int snfs_h_create(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                  const char *name, mode_t mode, bool excl,
+                  struct snfs_handle *out, struct snfs_stat *st);
+/* FIFO, socket or device node; -EOPNOTSUPP where the protocol lacks it. */
+int snfs_h_mknod(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                 const char *name, enum snfs_ftype type, mode_t mode,
+                 uint32_t rdev_major, uint32_t rdev_minor,
+                 struct snfs_handle *out, struct snfs_stat *st);
+int snfs_h_mkdir(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                 const char *name, mode_t mode, struct snfs_handle *out,
+                 struct snfs_stat *st);
+int snfs_h_symlink(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                   const char *name, const char *target,
+                   struct snfs_handle *out, struct snfs_stat *st);
+int snfs_h_link(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                const struct snfs_handle *dir, const char *name);
+int snfs_h_unlink(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                  const char *name);
+int snfs_h_rmdir(struct snfs_ctx *ctx, const struct snfs_handle *dir,
+                 const char *name);
+int snfs_h_rename(struct snfs_ctx *ctx, const struct snfs_handle *fdir,
+                  const char *fname, const struct snfs_handle *tdir,
+                  const char *tname);
+
+/* A directory read by cookie, uncached: snfs_h_readdir returns the entry
+ * after the one whose cookie is given (0: the first), so a caller can
+ * resume anywhere it stopped. */
+struct snfs_hdir;
+struct snfs_hdirent {
+	const char *name; /* valid until the next snfs_h_readdir */
+	uint64_t fileid;
+	uint64_t cookie;
+	bool have_attr, have_handle;
+	struct snfs_stat attr;
+	struct snfs_handle handle;
+};
+/* flags: SNFS_DIR_PLUS asks for attributes and handles. */
+int snfs_h_opendir(struct snfs_ctx *ctx, const struct snfs_handle *h,
+                   int flags, struct snfs_hdir **out);
+/* 1 and *ent filled, 0 at the end, or -errno. */
+int snfs_h_readdir(struct snfs_hdir *d, uint64_t after,
+                   struct snfs_hdirent *ent);
+void snfs_h_closedir(struct snfs_hdir *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -244,6 +244,18 @@ struct bk_ops {
 		     const struct bk_handle *src, uint64_t src_off,
 		     const struct bk_handle *dst, uint64_t dst_off,
 		     uint64_t count);
+
+	/* The hole/data map for READ_PLUS and SEEK; NULL where there is none
+	 * (all data). Up to max extents covering [off, off + len) cut at
+	 * the file's size, in order, contiguous: the file's real extents,
+	 * so the first may begin before off and the last end past off + len.
+	 * *n < needed when max was reached; *n == 0 at or past EOF. Maps are
+	 * kept between calls (a sequential read costs O(extents), never
+	 * O(file size) per call) and follow changes made through the
+	 * backend and beside it. The client must be allowed to read h. */
+	int (*extents)(struct bk_export *ex, const struct bk_cred *cr,
+		       const struct bk_handle *h, uint64_t off, uint64_t len,
+		       struct bk_extent *out, int max, int *n);
 };
 
 extern const struct bk_ops bk_posix_ops;

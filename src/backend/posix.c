@@ -222,6 +222,7 @@ void posix_forget(struct bk_export *ex, const struct bk_handle *h)
 		return;
 	fd_cache_forget(ex->fds, h);
 	dir_cursor_forget(ex->dirs, h);
+	hole_map_invalidate(ex->holes, h);
 }
 
 /* Mode bits alone, for kernels without faccessat2 (before 5.8): glibc's
@@ -314,8 +315,13 @@ static int px_export_open(const char *path, struct bk_export **out)
 	rc = dir_cursor_cache_new(&ex->dirs);
 	if (rc != 0)
 		goto err_fds;
+	rc = hole_map_cache_new(&ex->holes);
+	if (rc != 0)
+		goto err_dirs;
 	*out = ex;
 	return 0;
+err_dirs:
+	dir_cursor_cache_free(ex->dirs);
 err_fds:
 	fd_cache_free(ex->fds);
 err_close:
@@ -329,6 +335,7 @@ static void px_export_close(struct bk_export *ex)
 {
 	if (ex == NULL)
 		return;
+	hole_map_cache_free(ex->holes);
 	dir_cursor_cache_free(ex->dirs);
 	fd_cache_free(ex->fds);
 	close(ex->root_fd);
@@ -588,6 +595,8 @@ static ssize_t px_write(struct bk_export *ex, const struct bk_cred *cr,
 	}
 	cred_leave();
 	fd_cache_put(ex->fds, &ref);
+	if (done > 0)
+		hole_map_invalidate(ex->holes, h);
 	if (stable != BK_UNSTABLE)
 		fd_cache_drop_writable(ex->fds, h);
 	if (rc != 0)
@@ -718,6 +727,7 @@ static int space_op(struct bk_export *ex, const struct bk_cred *cr,
 		rc = -errno;
 	cred_leave();
 	fd_cache_put(ex->fds, &ref);
+	hole_map_invalidate(ex->holes, h);
 	return rc;
 }
 
@@ -767,4 +777,5 @@ const struct bk_ops bk_posix_ops = {
     .punch = px_punch,
     .copy = posix_copy,
     .clone = posix_clone,
+    .extents = posix_extents,
 };

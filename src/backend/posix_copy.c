@@ -75,6 +75,7 @@ ssize_t posix_copy(struct bk_export *ex, const struct bk_cred *cr,
 	}
 	fd_cache_put(ex->fds, &out);
 	fd_cache_put(ex->fds, &in);
+	hole_map_invalidate(ex->holes, dst);
 	if (n < 0 && done == 0)
 		return n;
 	return (ssize_t)done;
@@ -103,5 +104,6 @@ int posix_clone(struct bk_export *ex, const struct bk_cred *cr,
 		         : -errno;
 	fd_cache_put(ex->fds, &out);
 	fd_cache_put(ex->fds, &in);
+	hole_map_invalidate(ex->holes, dst);
 	return rc;
 }

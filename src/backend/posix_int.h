@@ -20,6 +20,7 @@
 
 struct fd_cache;
 struct dir_cursor_cache;
+struct hole_map_cache;
 
 struct bk_export {
 	int root_fd; /* the root, read-only: mount_fd for open_by_handle_at */
@@ -28,6 +29,7 @@ struct bk_export {
 	struct bk_handle root;
 	struct fd_cache *fds;
 	struct dir_cursor_cache *dirs;
+	struct hole_map_cache *holes;
 };
 
 /* handles (posix.c) */
@@ -130,5 +132,25 @@ void dir_cursor_forget(struct dir_cursor_cache *c, const struct bk_handle *h);
 int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
                   const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
                   void *arg, bool *eof);
+
+/* hole/data maps (holemap.c), cached per file */
+int hole_map_cache_new(struct hole_map_cache **out);
+void hole_map_cache_free(struct hole_map_cache *c);
+/* Up to max extents of the open regular file fd (handle h, fresh stat st)
+ * covering [off, off + len) cut at st's size, in order. They are the file's
+ * real extents, not cut to the range: the first may begin before off and
+ * the last end past off + len. Fewer than needed to cover the range when
+ * max is reached. */
+int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h,
+                    int fd, const struct stat *st, uint64_t off, uint64_t len,
+                    struct bk_extent *out, int max, int *n);
+/* Forget h's map: snfsd changed the file's data or size. */
+void hole_map_invalidate(struct hole_map_cache *c, const struct bk_handle *h);
+/* lseeks made by all maps so far (for tests). */
+uint64_t hole_map_lseeks(void);
+/* The bk_ops extents entry. */
+int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
+                  const struct bk_handle *h, uint64_t off, uint64_t len,
+                  struct bk_extent *out, int max, int *n);
 
 #endif

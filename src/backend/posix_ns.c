@@ -147,6 +147,8 @@ int posix_setattr_fd(struct bk_export *ex, const struct bk_cred *cr,
 		rc = setattr_as_client(fd, st, cr, sa, ref.fd);
 		cred_leave();
 	}
+	if (sa->mask & BK_SET_SIZE)
+		hole_map_invalidate(ex->holes, h);
 	if (rc == 0)
 		rc = sync_object(ex, h, st, ref.fd);
 	if (ref.fd >= 0)

@@ -139,10 +139,11 @@ int snfs_mount(const char *url, const struct snfs_mount_opts *opts,
 	c->version = c->url.version;
 	c->ops = proto_for(c->version);
 	if (!c->ops) {
+		int v = c->version; /* c is freed below */
 		ctx_free(c);
 		return snfs_fail(-EPROTONOSUPPORT,
-		                 "NFS version %d.%d is not built in",
-		                 c->version / 10, c->version % 10);
+		                 "NFS version %d.%d is not built in", v / 10,
+		                 v % 10);
 	}
 	apply_opts(c, opts);
 	c->rpc_cfg.host = c->url.host;
@@ -802,4 +803,59 @@ void snfs_stats_reset(struct snfs_ctx *c)
 	uint64_t *p = (uint64_t *)&c->stats;
 	for (size_t i = 0; i < sizeof(c->stats) / sizeof(uint64_t); i++)
 		__atomic_store_n(&p[i], 0, __ATOMIC_RELAXED);
+}
+
+/* ---- open by handle (snfs-mount; the rest of the handle API is in
+ * fuse_support.c, which cannot see struct snfs_file) ---- */
+
+int snfs_h_open(struct snfs_ctx *c, const struct snfs_handle *h, int flags,
+                struct snfs_file **out)
+{
+	struct snfs_fh fh;
+	struct snfs_stat st;
+	int acc = flags & O_ACCMODE;
+
+	if (h->len > SNFS_FH_MAX)
+		return snfs_fail(-EINVAL, "handle too long");
+	fh.len = h->len;
+	memcpy(fh.data, h->data, h->len);
+	int rc = c->ops->getattr(c, &fh, &st);
+	if (rc == 0 && st.type == SNFS_DIR && acc != O_RDONLY)
+		rc = -EISDIR;
+	if (rc < 0)
+		return fail_op(rc, "open");
+	struct snfs_file *f = calloc(1, sizeof(*f));
+	if (!f)
+		return fail_op(-ENOMEM, "open");
+	f->c = c;
+	f->flags = flags & ~(O_CREAT | O_EXCL);
+	f->pf = pc_file_get(c, &fh);
+	if (!f->pf) {
+		free(f);
+		return fail_op(-ENOMEM, "open");
+	}
+	pc_file_validate(f->pf, &st); /* close-to-open, as in snfs_open */
+	if ((flags & O_TRUNC) && acc != O_RDONLY && st.size > 0)
+		rc = pc_truncate(f->pf, 0);
+	if (rc == 0 && c->ops->open_state)
+		rc = c->ops->open_state(c, f, f->flags);
+	if (rc < 0) {
+		pc_file_put(f->pf);
+		free(f);
+		return fail_op(rc, "open");
+	}
+	*out = f;
+	return 0;
+}
+
+/* ---- accessors for protocol code (client.h) ---- */
+
+struct pc_file *snfs_file_pc(struct snfs_file *f)
+{
+	return f->pf;
+}
+
+void **snfs_file_state(struct snfs_file *f)
+{
+	return &f->proto_state;
 }

@@ -116,12 +116,18 @@ struct snfs_proto_ops {
 	                         void *buf, size_t count, uint64_t off,
 	                         struct snfs_segment *segs, size_t max_segs,
 	                         size_t *nsegs, bool *eof);
+	/* Optional: a FIFO, socket or device node (snfs_h_mknod). NFSv3's
+	 * MKNOD is sent by fuse_support.c when this is NULL. */
+	int (*mknod)(struct snfs_ctx *c, const struct snfs_fh *dir,
+	             const char *name, enum snfs_ftype type, uint32_t mode,
+	             uint32_t rdev_major, uint32_t rdev_minor);
 };
 
 extern const struct snfs_proto_ops snfs_nfs3_ops;
-/* NFSv4.1/4.2 (ctx->version says which minor), when linked in: a weak
- * reference, so the library builds and runs v3 without it. */
-extern const struct snfs_proto_ops snfs_nfs4_ops __attribute__((weak));
+/* NFSv4.1/4.2 (ctx->version says which minor), in nfs4.c. (It was a weak
+ * reference while nfs4.c did not exist; a weak reference does not pull an
+ * object out of a static library, so it is a plain one now.) */
+extern const struct snfs_proto_ops snfs_nfs4_ops;
 
 struct pc_file;
 struct pc_cache;
@@ -149,6 +155,12 @@ struct snfs_ctx {
  * be NULL. follow: follow a symlink in the last component. */
 int snfs_resolve(struct snfs_ctx *c, const char *path, bool follow,
                  struct snfs_fh *fh, struct snfs_stat *st);
+
+/* For protocol code: an open file's page-cache object (its handle and the
+ * attributes it was opened with) and the protocol's per-open state slot
+ * (api.c owns struct snfs_file). */
+struct pc_file *snfs_file_pc(struct snfs_file *f);
+void **snfs_file_state(struct snfs_file *f);
 
 /* Record msg for snfs_last_error() and return err (a -errno). */
 int snfs_fail(int err, const char *fmt, ...)

@@ -60,9 +60,9 @@ static bool record_grow(struct rpc_record_reader *r, size_t n)
 	return true;
 }
 
-/* Take a complete fragment mark from r->hdr. False when the mark breaks
- * the rules: an empty fragment that is not the last one (it carries nothing
- * and only costs us work), or a record growing past max_record. */
+/* Take a complete fragment mark from r->hdr. False when the record would
+ * grow past max_record. Empty fragments are legal (RFC 5531 section 11
+ * puts no lower bound on a fragment) and cost no more than any 4 bytes. */
 static bool record_start_fragment(struct rpc_record_reader *r)
 {
 	uint32_t v = (uint32_t)r->hdr[0] << 24 | (uint32_t)r->hdr[1] << 16 |
@@ -71,8 +71,6 @@ static bool record_start_fragment(struct rpc_record_reader *r)
 
 	r->hdr_have = 0;
 	r->last = (v & RPC_LAST_FRAG) != 0;
-	if (!r->last && flen == 0)
-		return false;
 	if (flen > r->max_record || r->len > r->max_record - flen)
 		return false;
 	r->frag_left = flen;

@@ -37,6 +37,7 @@ struct origin {
 struct rule_opts {
 	uint32_t flags;
 	uint32_t anonuid, anongid;
+	uint32_t readplus_min_hole;
 	bool fsid_set;
 	uint32_t fsid;
 };
@@ -89,6 +90,7 @@ static const struct rule_opts file_defaults = {
     .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
+    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_DEFAULT,
 };
 
 /* -e exists for quick local use: the kernel client in a test VM arrives
@@ -97,6 +99,7 @@ static const struct rule_opts cli_defaults = {
     .flags = EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
+    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_DEFAULT,
 };
 
 /* Options exports(5) defines that change nothing here. */
@@ -173,7 +176,28 @@ static const struct {
     {"insecure", 0, EXP_SECURE},
     {"sync", EXP_SYNC, 0},
     {"async", 0, EXP_SYNC},
+    {"detect_zeroes", EXP_DETECT_ZEROES, 0},
+    {"no_detect_zeroes", 0, EXP_DETECT_ZEROES},
 };
+
+/* A byte count with an optional k or m suffix, up to 1 GiB. */
+static int parse_size_opt(struct builder *b, const struct origin *o,
+                          const char *opt, const char *val, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (end != val && (*end == 'k' || *end == 'K'))
+		v <<= 10, end++;
+	else if (end != val && (*end == 'm' || *end == 'M'))
+		v <<= 20, end++;
+	if (errno || end == val || *end || *val == '-' || v > (1ull << 30))
+		return fail(b, o, "%s=%s: not a size from 0 to 1G", opt, val);
+	*out = (uint32_t)v;
+	return 0;
+}
 
 static int apply_opt(struct builder *b, const struct origin *o,
                      struct rule_opts *r, char *opt)
@@ -201,6 +225,8 @@ static int apply_opt(struct builder *b, const struct origin *o,
 		r->fsid_set = true;
 		return parse_id_opt(b, o, opt, val, &r->fsid);
 	}
+	if (!strcmp(opt, "readplus_min_hole"))
+		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);
 	if (!strcmp(opt, "sec"))
 		return fail(b, o, "sec=%s: only sec=sys is supported", val);
 	return fail(b, o, "unknown option '%s=%s'", opt, val);
@@ -353,6 +379,7 @@ static int add_rule(struct rule_list *l, enum export_match_kind kind,
 	    .flags = o->flags,
 	    .anonuid = o->anonuid,
 	    .anongid = o->anongid,
+	    .readplus_min_hole = o->readplus_min_hole,
 	};
 	int rc;
 

@@ -24,7 +24,11 @@ enum {
 	EXP_ALL_SQUASH = 1 << 2,
 	EXP_SECURE = 1 << 3, /* only privileged source ports (< 1024) */
 	EXP_SYNC = 1 << 4,   /* write UNSTABLE as FILE_SYNC */
+	EXP_DETECT_ZEROES = 1 << 5, /* READ_PLUS: zero blocks go as holes */
 };
+
+/* READ_PLUS sends holes shorter than this as zeros inside DATA. */
+#define EXP_READPLUS_MIN_HOLE_DEFAULT 4096
 
 enum export_match_kind { MATCH_ANY, MATCH_ADDR, MATCH_CIDR, MATCH_NAME };
 
@@ -35,6 +39,7 @@ struct export_rule {
 	char *pattern;		      /* MATCH_NAME: hostname, may hold * ? */
 	uint32_t flags;
 	uint32_t anonuid, anongid;
+	uint32_t readplus_min_hole; /* bytes; readplus_min_hole=N */
 };
 
 struct export {

@@ -352,12 +352,30 @@ static int copy_range(struct file *src, struct file *dst, uint8_t *buf,
 	uint64_t off = d;
 	while (off < h) {
 		size_t want = h - off < CHUNK ? (size_t)(h - off) : CHUNK;
-		ssize_t n = file_pread(src, buf, want, off);
+		ssize_t n;
+		int rc = 0;
+		if (src->nf) {
+			/* READ_PLUS on NFSv4.2: hole segments are never sent
+			 * as zeros and stay holes in the target */
+			struct snfs_segment segs[64];
+			size_t nsegs = 0;
+			bool eof;
+			n = snfs_read_segments(src->nf, buf, want, off, segs,
+			                       64, &nsegs, &eof);
+			for (size_t i = 0; n > 0 && i < nsegs && rc == 0; i++)
+				if (!segs[i].hole)
+					rc = write_sparse(
+					    dst, buf + (segs[i].off - off),
+					    (size_t)segs[i].len, segs[i].off);
+		} else {
+			n = file_pread(src, buf, want, off);
+			if (n > 0)
+				rc = write_sparse(dst, buf, (size_t)n, off);
+		}
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
 			break;
-		int rc = write_sparse(dst, buf, (size_t)n, off);
 		if (rc < 0)
 			return rc;
 		off += (uint64_t)n;
@@ -599,7 +617,7 @@ static int ls_dir(struct snfs_ctx *c, const char *path, const char *label,
 		err_msg("reading directory '%s': %s", label, why(rc));
 		status = 1;
 	}
-	if (!o->f)
+	if (!o->f && n) /* v4 lists no "." or "..": v may be NULL */
 		qsort(v, n, sizeof(*v), ent_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (o->l) {
@@ -1159,7 +1177,7 @@ static void help(void)
 	printf(
 	    "Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
 	    "NFS without a mount. URLs: "
-	    "nfs://host[:port]/export/path?version=3&uid=&gid=&rsize=&wsize=\n"
+	    "nfs://host[:port]/export/path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=\n"
 	    "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n\n"
 	    "Commands:\n"
 	    "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "

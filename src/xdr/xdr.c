@@ -2,10 +2,82 @@
 #include "xdr/xdr.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define XDR_ALIGN 4096
+#define SPARE_MIN (64 * 1024) /* blocks worth keeping for reuse */
+
+/* One spare large block per thread. A reply of 1 MiB in a fresh block
+ * costs a page fault per 4 KiB (glibc gives big blocks back to the kernel
+ * on free): measured, 264,000 faults and about a third of snfsd's CPU per
+ * GiB read. Reusing the last freed block keeps its pages mapped. The
+ * block is freed when its thread exits. */
+struct spare {
+	void *p;
+	size_t size;
+};
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_destroy(void *v)
+{
+	struct spare *s = v;
+	free(s->p);
+	free(s);
+}
+
+static void spare_key_init(void) { pthread_key_create(&spare_key, spare_destroy); }
+
+static struct spare *spare_get(void)
+{
+	struct spare *s;
+	pthread_once(&spare_once, spare_key_init);
+	s = pthread_getspecific(spare_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (s && pthread_setspecific(spare_key, s) != 0) {
+			free(s);
+			s = NULL;
+		}
+	}
+	return s;
+}
+
+/* An aligned block of at least size bytes; *got: its real size. */
+static void *block_alloc(size_t size, size_t *got)
+{
+	struct spare *s = size >= SPARE_MIN ? spare_get() : NULL;
+	void *p;
+	if (s && s->p && s->size >= size && s->size <= 4 * size) {
+		p = s->p;
+		*got = s->size;
+		s->p = NULL;
+		return p;
+	}
+	if (posix_memalign(&p, XDR_ALIGN, size))
+		return NULL;
+	*got = size;
+	return p;
+}
+
+/* Keep a large block as this thread's spare (the larger of two). */
+static void block_free(void *p, size_t size)
+{
+	struct spare *s = p && size >= SPARE_MIN ? spare_get() : NULL;
+	if (!s) {
+		free(p);
+		return;
+	}
+	if (s->p && s->size >= size) {
+		free(p);
+		return;
+	}
+	free(s->p);
+	s->p = p;
+	s->size = size;
+}
 
 void xdr_in_init(struct xdr_in *x, const void *buf, size_t len)
 {
@@ -147,10 +219,32 @@ int xdr_out_init(struct xdr_out *x, size_t initial, size_t limit)
 	return 0;
 }
 
+static void out_release(struct xdr_out *x)
+{
+	block_free(x->buf, x->cap);
+}
+
 void xdr_out_free(struct xdr_out *x)
 {
-	free(x->buf);
+	out_release(x);
 	memset(x, 0, sizeof(*x));
+}
+
+/* Move the encoded bytes to a new aligned block of cap bytes. */
+static bool out_realloc(struct xdr_out *x, size_t cap)
+{
+	void *p = block_alloc(cap, &cap);
+
+	if (!p) {
+		x->err = true;
+		return false;
+	}
+	if (x->len)
+		memcpy(p, x->buf, x->len);
+	out_release(x);
+	x->buf = p;
+	x->cap = cap;
+	return true;
 }
 
 /* Grow by copying into a new aligned block: realloc would lose alignment,
@@ -158,7 +252,6 @@ void xdr_out_free(struct xdr_out *x)
 bool xdr_out_ensure(struct xdr_out *x, size_t n)
 {
 	size_t need, cap;
-	void *p;
 	if (x->err)
 		return false;
 	if (n > x->limit || x->len > x->limit - n) {
@@ -171,16 +264,7 @@ bool xdr_out_ensure(struct xdr_out *x, size_t n)
 	cap = x->cap ? x->cap : 256;
 	while (cap < need)
 		cap = cap > x->limit / 2 ? x->limit : cap * 2;
-	if (posix_memalign(&p, XDR_ALIGN, cap)) {
-		x->err = true;
-		return false;
-	}
-	if (x->len)
-		memcpy(p, x->buf, x->len);
-	free(x->buf);
-	x->buf = p;
-	x->cap = cap;
-	return true;
+	return out_realloc(x, cap);
 }
 
 void xdr_out_truncate(struct xdr_out *x, size_t len)

@@ -60,7 +60,7 @@ static void model_parse(struct model *m, const uint8_t *s, size_t n, size_t max)
 		bool last = (v & RPC_LAST_FRAG) != 0;
 
 		pos += 4;
-		if ((!last && flen == 0) || flen > max || cur > max - flen) {
+		if (flen > max || cur > max - flen) {
 			m->broken = true;
 			m->broken_at = pos;
 			return;

@@ -1,6 +1,6 @@
 /* NFSv4.2 operations (RFC 7862): READ_PLUS, SEEK, ALLOCATE, DEALLOCATE,
  * COPY (intra-server, synchronous) and CLONE. Holes and data come from
- * the backend's seek (never lseek here); space and copy operations are
+ * the backend's hole map (never lseek here); space and copy operations are
  * the backend's optional entries, NOTSUPP where it has none. */
 #include <errno.h>
 #include <string.h>
@@ -11,7 +11,8 @@
 enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
 #define SEG_HDR 20    /* type, offset, and a length or data count */
 #define MAX_SEGS 4096 /* per READ_PLUS reply */
-#define FREE_HDRS 16  /* headers not charged to the data budget */
+#define MAX_EXT 512   /* extents asked of the backend at a time */
+#define ZERO_BLOCK 4096u
 
 /* A regular file on a writable or readable export, with its stateid. */
 static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
@@ -37,43 +38,175 @@ static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
 	return st;
 }
 
-/* Where the next data (or hole) at or after off begins; the file's size
- * when there is none (a hole always ends at EOF, RFC 7862 4.2). */
-static uint64_t next_extent(struct nfs4_compound *c, uint64_t off, bool data,
-                            uint64_t size)
-{
-	const struct bk_ops *ops = c->cfh.ex->ops;
-	uint64_t found;
-	bool eof;
+/* ---- READ_PLUS (RFC 7862 15.10) ----
+ *
+ * The reply lists the range as DATA and HOLE segments from the backend's
+ * hole map, every hole in it as a hole, except holes shorter than the
+ * export's readplus_min_hole, which go as zeros inside the neighbouring
+ * DATA segment (a tiny hole costs the client more as a segment than as
+ * bytes). With detect_zeroes, blocks of zeros read from allocated space
+ * become holes too. DATA is opaque<> with a 32-bit length (15.10.2; the
+ * 2020 Wireshark expected 64 bits). Segment headers after the first are
+ * charged to count: a Linux client lays the segments out in count bytes
+ * of pages, so a reply may not carry more. */
 
-	if (!ops->seek)
-		return data ? off : size; /* no map: all data */
-	if (ops->seek(c->cfh.ex->bk, &c->cfh.bh, off, data, &found, &eof))
-		return size;
-	return found < size ? found : size;
+struct rp_state {
+	struct nfs4_compound *c;
+	uint64_t end; /* the range is [off, end) */
+	uint64_t pos; /* covered so far */
+	size_t room;  /* data and later headers still allowed */
+	uint32_t nseg;
+	uint32_t min_hole;
+	bool zeroes; /* detect_zeroes */
+	bool sized;  /* the reply has room for the whole range */
+	bool full;   /* no more room: stop */
+};
+
+/* Charge one more segment header; false when it does not fit. */
+static bool rp_charge_hdr(struct rp_state *r)
+{
+	if (r->nseg >= MAX_SEGS) {
+		r->full = true;
+		return false;
+	}
+	if (r->nseg == 0)
+		return true; /* the first is in the op's overhead */
+	if (r->room < SEG_HDR + 4) {
+		r->full = true;
+		return false;
+	}
+	r->room -= SEG_HDR;
+	return true;
 }
 
-static void put_hole(struct xdr_out *x, uint64_t off, uint64_t len)
+static void rp_put_hole(struct rp_state *r, uint64_t off, uint64_t len)
 {
-	xdr_put_u32(x, CONTENT_HOLE);
-	xdr_put_u64(x, off);
-	xdr_put_u64(x, len);
+	if (!rp_charge_hdr(r))
+		return;
+	xdr_put_u32(r->c->res, CONTENT_HOLE);
+	xdr_put_u64(r->c->res, off);
+	xdr_put_u64(r->c->res, len);
+	r->nseg++;
+	r->pos = off + len;
 }
 
-/* One data segment of up to len bytes read at off. Returns the bytes
- * read (0 at a concurrent truncation) or -errno. */
-static ssize_t put_data(struct nfs4_compound *c, uint64_t off, uint64_t len)
+static bool all_zero(const uint8_t *p, size_t n)
 {
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* The first run of whole zero blocks of at least min bytes in the data
+ * p[0, n) read at file offset off, blocks aligned in the file; false when
+ * there is none. *zs, *ze: the run, as offsets into p. */
+static bool find_zero_run(const uint8_t *p, size_t n, uint64_t off, size_t min,
+                          size_t *zs, size_t *ze)
+{
+	size_t b = (size_t)((ZERO_BLOCK - off % ZERO_BLOCK) % ZERO_BLOCK);
+	size_t run = 0;
+
+	for (; b + ZERO_BLOCK <= n; b += ZERO_BLOCK) {
+		if (all_zero(p + b, ZERO_BLOCK)) {
+			if (run == 0)
+				*zs = b;
+			run += ZERO_BLOCK;
+			continue;
+		}
+		if (run >= min) {
+			*ze = b;
+			return true;
+		}
+		run = 0;
+	}
+	if (run >= min) {
+		*ze = *zs + run;
+		return true;
+	}
+	return false;
+}
+
+/* detect_zeroes: the DATA segment whose header is at hdr (its n bytes
+ * follow) is rewritten in place as DATA/HOLE segments, moving data toward
+ * the front; each hole replaces at least a block by a header, so the
+ * writer never overtakes the reader. Returns the new encoded end. */
+static size_t rp_split_zeroes(struct rp_state *r, size_t hdr, uint64_t off,
+                              size_t n)
+{
+	struct xdr_out *x = r->c->res;
+	size_t min = r->min_hole > ZERO_BLOCK ? r->min_hole : ZERO_BLOCK;
+	size_t src = 0, w = hdr, zs, ze;
+	uint8_t *data = x->buf + hdr + 16;
+	bool first = true;
+
+	while (src < n && r->nseg + 2 < MAX_SEGS &&
+	       find_zero_run(data + src, n - src, off + src, min, &zs, &ze)) {
+		if (zs > 0) { /* the data before the zeros */
+			if (!first)
+				r->nseg++;
+			xdr_patch_u32(x, w, CONTENT_DATA);
+			xdr_patch_u32(x, w + 4, (uint32_t)((off + src) >> 32));
+			xdr_patch_u32(x, w + 8, (uint32_t)(off + src));
+			xdr_patch_u32(x, w + 12, (uint32_t)zs);
+			memmove(x->buf + w + 16, data + src, zs);
+			/* the padding lands on zeros already read */
+			memset(x->buf + w + 16 + zs, 0, xdr_pad(zs));
+			w += 16 + zs + xdr_pad(zs);
+			first = false;
+		}
+		if (!first)
+			r->nseg++;
+		first = false;
+		xdr_patch_u32(x, w, CONTENT_HOLE);
+		xdr_patch_u32(x, w + 4, (uint32_t)((off + src + zs) >> 32));
+		xdr_patch_u32(x, w + 8, (uint32_t)(off + src + zs));
+		xdr_patch_u32(x, w + 12, (uint32_t)((uint64_t)(ze - zs) >> 32));
+		xdr_patch_u32(x, w + 16, (uint32_t)(ze - zs));
+		w += SEG_HDR;
+		src += ze;
+	}
+	if (w == hdr)
+		return hdr + 16 + n + xdr_pad(n); /* nothing found */
+	if (src < n) {
+		r->nseg++;
+		xdr_patch_u32(x, w, CONTENT_DATA);
+		xdr_patch_u32(x, w + 4, (uint32_t)((off + src) >> 32));
+		xdr_patch_u32(x, w + 8, (uint32_t)(off + src));
+		xdr_patch_u32(x, w + 12, (uint32_t)(n - src));
+		memmove(x->buf + w + 16, data + src, n - src);
+		w += 16 + (n - src);
+		memset(x->buf + w, 0, xdr_pad(n - src));
+		w += xdr_pad(n - src);
+	}
+	return w;
+}
+
+/* One DATA segment of up to len bytes read straight into the reply.
+ * Returns the bytes read (0 at a concurrent truncation) or -errno. */
+static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
+{
+	struct nfs4_compound *c = r->c;
 	struct xdr_out *x = c->res;
 	size_t start = x->len, data;
 	bool eof = false;
 	uint8_t *p;
 	ssize_t n;
 
+	if (!rp_charge_hdr(r))
+		return 0;
+	if (len > r->room) {
+		len = r->room & ~(uint64_t)3;
+		r->full = true;
+	}
 	xdr_put_u32(x, CONTENT_DATA);
 	xdr_put_u64(x, off);
 	xdr_put_u32(x, 0);
 	data = x->len;
+	/* Room for the rest of the range now: no later segment moves
+	 * (copies) the reply. */
+	if (!r->sized) {
+		r->sized = true;
+		if (!xdr_out_ensure(x, (size_t)(r->end - off) + 64))
+			return -ENOMEM;
+	}
 	p = xdr_put_reserve(x, (size_t)len);
 	if (!p)
 		return -ENOMEM;
@@ -88,20 +221,76 @@ static ssize_t put_data(struct nfs4_compound *c, uint64_t off, uint64_t len)
 	memset(x->buf + data + n, 0, xdr_pad((size_t)n));
 	xdr_out_truncate(x, data + (size_t)n + xdr_pad((size_t)n));
 	xdr_patch_u32(x, data - 4, (uint32_t)n);
+	r->nseg++;
+	r->room -= (size_t)n;
+	r->pos = off + (uint64_t)n;
+	if (r->zeroes)
+		xdr_out_truncate(x, rp_split_zeroes(r, start, off, (size_t)n));
 	return n;
 }
 
-/* READ_PLUS (RFC 7862 15.10): the range as DATA and HOLE segments, every
- * hole in it encoded as a hole. Data bytes are bounded by count (and the
- * session's reply size); holes cost only their header. */
+/* Encode the segments for up to MAX_EXT extents from r->pos on. Returns
+ * 0, 1 when the file ended early (shrunk), or -errno. */
+static int rp_encode_some(struct rp_state *r)
+{
+	const struct nfs4_fh *fh = &r->c->cfh;
+	struct bk_extent ext[MAX_EXT];
+	uint64_t dstart = 0, dend = 0;
+	int n = 0, rc;
+
+	if (fh->ex->ops->extents) {
+		rc =
+		    fh->ex->ops->extents(fh->ex->bk, &fh->cred, &fh->bh, r->pos,
+		                         r->end - r->pos, ext, MAX_EXT, &n);
+		if (rc)
+			return rc;
+	} else { /* no map: all data */
+		ext[0] =
+		    (struct bk_extent){.off = r->pos, .len = r->end - r->pos};
+		n = 1;
+	}
+	if (n == 0)
+		return 1;
+	for (int i = 0; i < n && !r->full; i++) {
+		uint64_t s = ext[i].off > r->pos ? ext[i].off : r->pos;
+		uint64_t e = ext[i].off + ext[i].len;
+
+		if (e > r->end)
+			e = r->end;
+		if (s >= e)
+			continue;
+		/* Small holes (by their real length) ride along as data. */
+		if (!ext[i].hole || ext[i].len < r->min_hole) {
+			if (dend != s)
+				dstart = s;
+			dend = e;
+			if (i + 1 < n && e < r->end)
+				continue; /* maybe more data to merge */
+		}
+		if (dend > dstart) {
+			ssize_t got = rp_put_data(r, dstart, dend - dstart);
+
+			if (got < 0)
+				return (int)got;
+			if ((uint64_t)got < dend - dstart)
+				return r->full ? 0 : 1; /* short: EOF moved */
+			dstart = dend = 0;
+		}
+		if (ext[i].hole && ext[i].len >= r->min_hole)
+			rp_put_hole(r, s, e - s);
+	}
+	return 0;
+}
+
 uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 {
 	struct nfs4_stateid sid;
 	struct bk_attr a;
-	uint64_t off, end, pos;
-	uint32_t count, st, nseg = 0;
-	size_t eofpos, cntpos, budget;
-	bool full = false;
+	struct rp_state r = {.c = c};
+	uint64_t off;
+	uint32_t count, st;
+	size_t eofpos, cntpos;
+	int rc = 0;
 
 	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u32(c->args, &count))
@@ -109,62 +298,40 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	st = io_prologue(c, &sid, STID_READ, &a);
 	if (st)
 		return st;
-	/* The range is [off, off + count) as far as the reply has room;
-	 * the first segment headers have room of their own, later ones
-	 * come out of the data budget. */
-	budget = nfs4_io_room(c, count, 64 + FREE_HDRS * SEG_HDR);
-	end = off < a.size ? (a.size - off > budget ? off + budget : a.size)
-	                   : off;
+	r.room = nfs4_io_room(c, count, 64 + SEG_HDR);
+	r.end = off < a.size ? (a.size - off > r.room ? off + r.room : a.size)
+	                     : off;
+	r.pos = off;
+	r.min_hole = c->cfh.rule ? c->cfh.rule->readplus_min_hole
+	                         : EXP_READPLUS_MIN_HOLE_DEFAULT;
+	r.zeroes = c->cfh.rule && (c->cfh.rule->flags & EXP_DETECT_ZEROES);
 	eofpos = c->res->len;
 	xdr_put_bool(c->res, false);
 	cntpos = c->res->len;
 	xdr_put_u32(c->res, 0);
-	for (pos = off; pos < end && !full; nseg++) {
-		uint64_t d = next_extent(c, pos, true, a.size), len;
-		ssize_t n;
-
-		if (nseg >= FREE_HDRS) {
-			if (nseg >= MAX_SEGS || budget < SEG_HDR + 4)
-				break;
-			budget -= SEG_HDR;
-		}
-		if (d > pos) {
-			len = (d < end ? d : end) - pos;
-			put_hole(c->res, pos, len);
-			pos += len;
-			continue;
-		}
-		len = next_extent(c, pos, false, a.size);
-		len = (len < end ? len : end) - pos;
-		if (len > budget) {
-			len = budget & ~(uint64_t)3;
-			full = true;
-		}
-		n = put_data(c, pos, len);
-		if (n < 0) {
-			xdr_out_truncate(c->res, eofpos);
-			return nfs4_errno((int)n);
-		}
-		if (n == 0)
-			break; /* truncated under us: stop here */
-		budget -= (size_t)n;
-		pos += (uint64_t)n;
+	while (r.pos < r.end && !r.full && rc == 0)
+		rc = rp_encode_some(&r);
+	if (rc < 0) {
+		xdr_out_truncate(c->res, eofpos);
+		return nfs4_errno(rc);
 	}
-	xdr_patch_u32(c->res, cntpos, nseg);
-	xdr_patch_u32(c->res, eofpos, pos >= a.size);
+	xdr_patch_u32(c->res, cntpos, r.nseg);
+	xdr_patch_u32(c->res, eofpos, r.pos >= a.size);
 	return NFS4_OK;
 }
 
-/* SEEK (RFC 7862 15.11): NXIO at or past EOF; no data after the offset is
- * sr_eof true. */
+/* SEEK (RFC 7862 15.11) from the hole map: NXIO at or past EOF; no data
+ * after the offset is sr_eof true with the offset of EOF; the implied
+ * hole at EOF is always there. */
 uint32_t nfs4_op_seek(struct nfs4_compound *c)
 {
+	const struct bk_ops *ops;
 	struct nfs4_stateid sid;
+	struct bk_extent ext[8];
 	struct bk_attr a;
-	uint64_t off, found;
+	uint64_t off, pos, found;
 	uint32_t what, st;
-	bool eof = false;
-	int rc;
+	int n, rc;
 
 	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u32(c->args, &what))
@@ -176,22 +343,30 @@ uint32_t nfs4_op_seek(struct nfs4_compound *c)
 		return st;
 	if (off >= a.size)
 		return NFS4ERR_NXIO;
-	if (!c->cfh.ex->ops->seek) {
-		found = what == CONTENT_DATA ? off : a.size;
-		eof = what == CONTENT_HOLE;
-	} else {
-		rc = c->cfh.ex->ops->seek(c->cfh.ex->bk, &c->cfh.bh, off,
-		                          what == CONTENT_DATA, &found, &eof);
-		if (rc == -ENXIO) {
-			/* No data after off: the implied hole at EOF. */
-			found = a.size;
-			eof = true;
-		} else if (rc) {
+	ops = c->cfh.ex->ops;
+	found = what == CONTENT_DATA ? off : a.size; /* no map: all data */
+	for (pos = off; ops->extents && pos < a.size;) {
+		rc = ops->extents(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, pos,
+		                  a.size - pos, ext, 8, &n);
+		if (rc)
 			return nfs4_errno(rc);
+		if (n == 0) {
+			found = a.size; /* shrunk under us */
+			break;
 		}
+		for (int i = 0; i < n; i++) {
+			if (ext[i].hole == (what == CONTENT_HOLE)) {
+				found = ext[i].off > off ? ext[i].off : off;
+				goto done;
+			}
+		}
+		found = a.size;
+		pos = ext[n - 1].off + ext[n - 1].len;
 	}
-	xdr_put_bool(c->res, eof);
-	xdr_put_u64(c->res, found);
+done:
+	xdr_put_bool(c->res, found >= a.size);
+	xdr_put_u64(c->res,
+	            found >= a.size && what == CONTENT_DATA ? a.size : found);
 	return NFS4_OK;
 }
 

@@ -1,0 +1,194 @@
+#!/bin/bash
+# The READ_PLUS seed matrix (SEEDS.md section 1, issue 5), one run:
+#  files  data, hole, mixed-{4,8,16,32}{d,h} (mkfiles seed) on loop images of
+#         each file system in FSES;
+#  proto  v3 READ, v4.1 READ, v4.2 READ_PLUS (libsnfs `snfs cat`), and
+#         libnfs nfs-cat v3 / v4.0 READ;
+#  server snfsd, and nfs-ganesha with its best READ (its READ_PLUS is broken);
+#  cache  warm (read once first) and cold (mkfiles evict before each run);
+#  figures seconds (min, median of RUNS), MB/s, snfsd CPU seconds, and for
+#         snfsd v4.1/v4.2 the RPC count and reply bytes on the wire
+#         (nfs42probe, one run); the READ_PLUS tiny-hole policy
+#         (readplus_min_hole) and detect_zeroes measured end to end; the
+#         physical limits (loopback TCP, cat from the page cache).
+# Writes bench/results/sparse.{md,csv} and sparse-*.png (gnuplot).
+# usage: bench/sparse.sh [WORKDIR]
+#   SIZE_MIB=1024 FSES="ext4 xfs btrfs" RUNS=3 CACHES="warm cold"
+#   SERVERS="snfsd ganesha" FILES="data hole mixed-4d ..." QUICK_FSES=""
+#   (QUICK_FSES: file systems measured with data, hole, mixed-4d only)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=$(cd "$ROOT/.." && pwd)/shared
+PEERS=$SHARED/tools/peers
+W=$(realpath -m "${1:-/tmp/snfs-sparse}")
+SIZE_MIB=${SIZE_MIB:-1024} RUNS=${RUNS:-3}
+FSES=${FSES:-ext4 xfs btrfs} QUICK_FSES=${QUICK_FSES:-}
+CACHES=${CACHES:-warm cold} SERVERS=${SERVERS:-snfsd ganesha}
+ALL_FILES="data hole mixed-4d mixed-4h mixed-8d mixed-8h mixed-16d mixed-16h mixed-32d mixed-32h"
+FILES=${FILES:-$ALL_FILES}
+MIN_HOLES=${MIN_HOLES:-4096 16384 65536}
+SP=${SP:-22149} GP=${GP:-22160}
+RES=${RES:-$ROOT/bench/results}
+mkdir -p "$W" "$RES"
+cd "$W"
+make -s -C "$ROOT" build/snfsd build/snfs >/dev/null
+command -v nfs-cat >/dev/null || apt-get install -y -qq libnfs-utils >&2
+command -v gnuplot >/dev/null || apt-get install -y -qq gnuplot-nox >&2
+command -v mkfs.xfs >/dev/null || apt-get install -y -qq xfsprogs >&2
+command -v mkfs.btrfs >/dev/null || apt-get install -y -qq btrfs-progs >&2
+for t in mkfiles tcpstream; do
+	[[ $t -nt $PEERS/$t.c ]] || cc -O2 -o $t "$PEERS/$t.c"
+done
+SNFS=$ROOT/build/snfs
+CSV=$RES/sparse.csv
+echo "fs,file,cache,server,client,proto,min_s,median_s,mbps,server_cpu_s,rpcs,wire_bytes" >"$CSV"
+bytes=$((SIZE_MIB << 20))
+SPID= GDIR=
+
+sub() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a - b}'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+stop_servers() {
+	[[ -n $SPID ]] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null || true
+	SPID=
+	[[ -n $GDIR ]] && "$PEERS/ganesha.sh" stop "$GDIR" $GP >&2 || true
+	GDIR=
+}
+cleanup() {
+	stop_servers
+	for m in "$W"/mnt-*; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+	true
+}
+trap cleanup EXIT
+
+start_snfsd() { # DIR [extra export options]
+	[[ -n $SPID ]] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null || true
+	"$ROOT/build/snfsd" -e "$1:rw,insecure,no_root_squash${2:+,$2}" -p $SP \
+		-s "$W/state" --no-portmap -t 8 2>>"$W/snfsd.log" &
+	SPID=$!
+	sleep 0.7
+}
+
+# One measured read: warm-up (warm) or evict (cold) before each of RUNS
+# runs. Prints "min median cpu_s" (snfsd CPU: median per run, else 0).
+measure() { # cache file cmd...
+	local cache=$1 f=$2 t=() c=() t0 c0 i
+	shift 2
+	[[ $cache == warm ]] && { "$@" >/dev/null 2>&1 || true; }
+	for ((i = 0; i < RUNS; i++)); do
+		[[ $cache == cold ]] && ./mkfiles evict "$f" >/dev/null
+		c0=$([[ -n $SPID ]] && ticks "$SPID" || echo 0)
+		t0=$EPOCHREALTIME
+		"$@" >/dev/null 2>&1 || { echo "nan nan nan"; return; }
+		t+=("$(sub "$EPOCHREALTIME" "$t0")")
+		c+=($(($([[ -n $SPID ]] && ticks "$SPID" || echo 0) - c0)))
+	done
+	{
+		printf '%s\n' "${t[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.4f %.4f ", a[1], a[int((NR+1)/2)]}'
+		printf '%s\n' "${c[@]}" | sort -g | awk -v hz="$hz" '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]/hz}'
+	}
+}
+
+row() { # fs file cache server client proto "min med cpu" rpcs wire
+	local mn md cpu
+	read -r mn md cpu <<<"$7"
+	echo "$1,$2,$3,$4,$5,$6,$mn,$md,$(awk -v b=$bytes -v t="$mn" 'BEGIN {if (t + 0 > 0) printf "%.0f", b / t / 1e6; else print "nan"}'),$cpu,$8,$9" >>"$CSV"
+	printf '%-6s %-10s %-4s %-13s %-8s %-14s min %7s med %7s cpu %6s rpcs %6s wire %s\n' \
+		"$1" "$2" "$3" "$4" "$5" "$6" "$mn" "$md" "$cpu" "$8" "$9" >&2
+}
+
+# RPC count and reply bytes for snfsd v4.1 READ / v4.2 READ_PLUS.
+wire() { # dir file minor -> "rpcs bytes"
+	(cd "$1" && python3 "$PEERS/nfs42probe.py" 127.0.0.1 $SP "$1" readplus "$2" 1048576 "$3" 2>/dev/null) |
+		awk '{for (i = 1; i <= NF; i++) {if ($(i+1) == "RPCs,") r = $i; if ($i == "bytes") {b = $(i+1); gsub(/,/, "", b)}}} END {print (r ? r : "nan"), (b ? b : "nan")}'
+}
+
+make_fs() { # fs -> mount point with the seed files
+	local fs=$1 img=$W/$fs.img mnt=$W/mnt-$fs files=$2
+	local mib=$((SIZE_MIB * 6 + 512))
+	mountpoint -q "$mnt" 2>/dev/null && umount "$mnt"
+	mkdir -p "$mnt"
+	rm -f "$img"
+	truncate -s ${mib}M "$img"
+	case $fs in
+	ext4) mkfs.ext4 -q -F "$img" ;;
+	xfs) mkfs.xfs -q -f "$img" ;;
+	btrfs) mkfs.btrfs -q -f "$img" >/dev/null ;;
+	esac
+	mount -o loop "$img" "$mnt"
+	./mkfiles seed "$mnt" "$SIZE_MIB" >&2
+	for f in $ALL_FILES; do [[ " $files " == *" $f "* ]] || rm -f "$mnt/$f"; done
+	echo "$mnt"
+}
+
+run_fs() { # fs files
+	local fs=$1 files=$2 mnt f cache r
+	mnt=$(make_fs "$fs" "$files")
+	start_snfsd "$mnt"
+	for s in $SERVERS; do [[ $s == ganesha ]] && { "$PEERS/ganesha.sh" start "$mnt" $GP >&2 && GDIR=$mnt; }; done
+	sleep 1
+	for f in $files; do
+		local p=$mnt/$f w41 w42
+		w41=$(wire "$mnt" "$f" 1)
+		w42=$(wire "$mnt" "$f" 2)
+		for cache in $CACHES; do
+			r=$(measure $cache "$p" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=3")
+			row $fs $f $cache snfsd snfs v3-READ "$r" $((bytes >> 20)) $bytes
+			r=$(measure $cache "$p" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.1")
+			row $fs $f $cache snfsd snfs v4.1-READ "$r" $w41
+			r=$(measure $cache "$p" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.2")
+			row $fs $f $cache snfsd snfs v4.2-READ_PLUS "$r" $w42
+			r=$(measure $cache "$p" nfs-cat "nfs://127.0.0.1$p?version=3&nfsport=$SP&mountport=$SP")
+			row $fs $f $cache snfsd nfs-cat v3-READ "$r" $((bytes >> 20)) $bytes
+			r=$(measure $cache "$p" nfs-cat "nfs://127.0.0.1$p?version=4&nfsport=$SP")
+			row $fs $f $cache snfsd nfs-cat v4.0-READ "$r" $((bytes >> 20)) $bytes
+			if [[ -n $GDIR ]]; then
+				local sp=$SPID
+				SPID=
+				r=$(measure $cache "$p" nfs-cat "nfs://127.0.0.1/export/$f?version=3&nfsport=$GP&mountport=$((GP + 1))")
+				row $fs $f $cache ganesha nfs-cat v3-READ "$r" $((bytes >> 20)) $bytes
+				r=$(measure $cache "$p" nfs-cat "nfs://127.0.0.1/export/$f?version=4&nfsport=$GP")
+				row $fs $f $cache ganesha nfs-cat v4.0-READ "$r" $((bytes >> 20)) $bytes
+				SPID=$sp
+			fi
+		done
+	done
+	# The tiny-hole policy and detect_zeroes, end to end (warm, v4.2).
+	for mh in $MIN_HOLES; do
+		start_snfsd "$mnt" "readplus_min_hole=$mh"
+		for f in $files; do
+			[[ $f == mixed-* ]] || continue
+			r=$(measure warm "$mnt/$f" "$SNFS" cat "nfs://127.0.0.1:$SP$mnt/$f?version=4.2")
+			row $fs $f warm "snfsd-min$mh" snfs v4.2-READ_PLUS "$r" $(wire "$mnt" "$f" 2)
+		done
+	done
+	start_snfsd "$mnt" detect_zeroes
+	for f in data mixed-4d; do
+		[[ " $files " == *" $f "* ]] || continue
+		r=$(measure warm "$mnt/$f" "$SNFS" cat "nfs://127.0.0.1:$SP$mnt/$f?version=4.2")
+		row $fs $f warm snfsd-dz snfs v4.2-READ_PLUS "$r" $(wire "$mnt" "$f" 2)
+	done
+	stop_servers
+	umount "$mnt"
+	rm -f "$W/$fs.img"
+}
+
+# Physical limits on this machine, from a file in the page cache.
+limits() {
+	local d=$W/limits t0 r
+	mkdir -p "$d"
+	[[ $(stat -c %s "$d/data" 2>/dev/null) == "$bytes" ]] || ./mkfiles files "$d" "$SIZE_MIB" >&2
+	cat "$d/data" >/dev/null
+	r=$(./tcpstream "$d/data" | awk '{print $2}')
+	row limits data warm loopback tcpstream raw-TCP "$r $r 0" 0 $bytes
+	t0=$EPOCHREALTIME
+	cat "$d/data" >/dev/null
+	r=$(sub "$EPOCHREALTIME" "$t0")
+	row limits data warm local cat page-cache "$r $r 0" 0 0
+}
+
+limits
+for fs in $FSES; do run_fs "$fs" "$FILES"; done
+for fs in $QUICK_FSES; do run_fs "$fs" "data hole mixed-4d"; done
+"$ROOT/bench/sparse_report.sh" "$CSV" "$RES" "$SIZE_MIB" "$RUNS"

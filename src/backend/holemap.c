@@ -1,0 +1,354 @@
+/* Hole/data maps of regular files, found once and reused (READ_PLUS, SEEK).
+ *
+ * SEEK_DATA from inside a long hole walks the whole hole on ext4, so asking
+ * the file system afresh for every READ_PLUS reply makes a sequential read
+ * of an all-hole file cost O(file size) per call (SEEDS.md section 1). Here
+ * each file keeps a window of its extents: a contiguous, sorted run found
+ * with SEEK_DATA/SEEK_HOLE and extended only as far as callers read, so a
+ * sequential read costs O(extents in the range) lseeks in all, and an
+ * all-hole file costs one lseek for the whole file.
+ *
+ * A map is dropped when snfsd changes the file (hole_map_invalidate from
+ * WRITE, SETATTR size, ALLOCATE, DEALLOCATE, COPY, CLONE, REMOVE) and is
+ * checked on every use against the file's fresh ctime and size, which
+ * catches writers beside snfsd. A map found while the ctime is within a
+ * timestamp tick of now is used for that call only: a write in the same
+ * tick would leave the ctime unchanged.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/posix_int.h"
+
+#define MAP_SLOTS 64
+#define MAP_KEEP 16384     /* extents kept per file before trimming */
+#define RECENT_NS 20000000 /* ctime this close to now: not cached (20 ms) */
+
+struct map_entry {
+	pthread_mutex_t lock; /* the fields below */
+	bool valid;
+	bool cacheable;
+	uint64_t size;
+	struct timespec ctime;
+	struct bk_extent *ext; /* the window: contiguous, sorted */
+	size_t n, cap;
+};
+
+struct map_slot {
+	struct bk_handle h; /* h.len == 0: free */
+	int refs;           /* users outside the cache lock */
+	uint64_t stamp;     /* LRU */
+	struct map_entry e;
+};
+
+struct hole_map_cache {
+	pthread_mutex_t lock; /* slot identity, refs, stamps */
+	uint64_t clock;
+	struct map_slot s[MAP_SLOTS];
+};
+
+/* lseeks made by every map since start: tests check the O(1) promise. */
+static atomic_uint_fast64_t lseek_count;
+
+uint64_t hole_map_lseeks(void)
+{
+	return atomic_load(&lseek_count);
+}
+
+int hole_map_cache_new(struct hole_map_cache **out)
+{
+	struct hole_map_cache *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	for (int i = 0; i < MAP_SLOTS; i++)
+		pthread_mutex_init(&c->s[i].e.lock, NULL);
+	*out = c;
+	return 0;
+}
+
+void hole_map_cache_free(struct hole_map_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < MAP_SLOTS; i++) {
+		free(c->s[i].e.ext);
+		pthread_mutex_destroy(&c->s[i].e.lock);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static bool same_handle(const struct bk_handle *a, const struct bk_handle *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* Free slots first, then the least recently used. */
+static bool better_victim(const struct map_slot *t, const struct map_slot *v)
+{
+	if (v == NULL)
+		return true;
+	if (v->h.len == 0)
+		return false;
+	return t->h.len == 0 || t->stamp < v->stamp;
+}
+
+/* The slot of h, referenced; with create, a free or the least recently
+ * used unreferenced slot is taken over (its map cleared). NULL if none. */
+static struct map_slot *slot_get(struct hole_map_cache *c,
+                                 const struct bk_handle *h, bool create)
+{
+	struct map_slot *s = NULL, *victim = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < MAP_SLOTS && !s; i++) {
+		struct map_slot *t = &c->s[i];
+
+		if (t->h.len && same_handle(&t->h, h))
+			s = t;
+		else if (t->refs == 0 && better_victim(t, victim))
+			victim = t;
+	}
+	if (!s && create && victim) {
+		s = victim;
+		s->h = *h;
+		s->e.valid = false; /* nobody holds it: refs == 0 */
+	}
+	if (s) {
+		s->refs++;
+		s->stamp = ++c->clock;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+static void slot_put(struct hole_map_cache *c, struct map_slot *s)
+{
+	pthread_mutex_lock(&c->lock);
+	s->refs--;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void hole_map_invalidate(struct hole_map_cache *c, const struct bk_handle *h)
+{
+	struct map_slot *s;
+
+	if (c == NULL || h->len == 0)
+		return;
+	s = slot_get(c, h, false);
+	if (s == NULL)
+		return;
+	/* Taking the entry lock waits for a map being found right now, so
+	 * nothing found before the change survives it. */
+	pthread_mutex_lock(&s->e.lock);
+	s->e.valid = false;
+	pthread_mutex_unlock(&s->e.lock);
+	slot_put(c, s);
+}
+
+static bool ts_equal(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Whether t is so recent that a change now might not move it. */
+static bool ts_recent(const struct timespec *t)
+{
+	struct timespec now;
+	int64_t d;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	d = (int64_t)(now.tv_sec - t->tv_sec) * 1000000000 +
+	    (now.tv_nsec - t->tv_nsec);
+	return d < RECENT_NS;
+}
+
+/* Start over for the file as st shows it now. */
+static void entry_reset(struct map_entry *e, const struct stat *st)
+{
+	e->valid = true;
+	e->cacheable = !ts_recent(&st->st_ctim);
+	e->size = (uint64_t)st->st_size;
+	e->ctime = st->st_ctim;
+	e->n = 0;
+}
+
+static uint64_t window_end(const struct map_entry *e)
+{
+	const struct bk_extent *l = &e->ext[e->n - 1];
+
+	return l->off + l->len;
+}
+
+static int entry_push(struct map_entry *e, uint64_t off, uint64_t len,
+                      bool hole)
+{
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct bk_extent *p = realloc(e->ext, cap * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		e->ext = p;
+		e->cap = cap;
+	}
+	e->ext[e->n++] =
+	    (struct bk_extent){.off = off, .len = len, .hole = hole};
+	return 0;
+}
+
+static off_t counted_lseek(int fd, uint64_t off, int whence)
+{
+	atomic_fetch_add(&lseek_count, 1);
+	return lseek(fd, (off_t)off, whence);
+}
+
+/* Append the extent (or the hole and the data after it) at pos, which is
+ * the window's end. Returns 0 or -errno. */
+static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
+{
+	uint64_t size = e->size, d, h;
+	off_t r;
+	int rc;
+
+	r = counted_lseek(fd, pos, SEEK_DATA);
+	if (r < 0 && errno != ENXIO)
+		return -errno;
+	d = r < 0 || (uint64_t)r > size ? size : (uint64_t)r;
+	if (d > pos) {
+		rc = entry_push(e, pos, d - pos, true);
+		if (rc || d == size)
+			return rc;
+	}
+	r = counted_lseek(fd, d, SEEK_HOLE);
+	if (r < 0)
+		return -errno;
+	h = (uint64_t)r > size ? size : (uint64_t)r;
+	if (h <= d) /* changed under us: call the rest data, ctime will tell */
+		h = size;
+	return entry_push(e, d, h - d, false);
+}
+
+/* Index of the extent holding off (off inside the window). */
+static size_t entry_find(const struct map_entry *e, uint64_t off)
+{
+	size_t lo = 0, hi = e->n;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->ext[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Keep the window from off on when it grew too long. */
+static void entry_trim(struct map_entry *e, uint64_t off)
+{
+	size_t i;
+
+	if (e->n < MAP_KEEP)
+		return;
+	i = entry_find(e, off);
+	if (off < e->ext[0].off || i == 0)
+		i = e->n; /* off before the window: start over */
+	memmove(e->ext, e->ext + i, (e->n - i) * sizeof(*e->ext));
+	e->n -= i;
+}
+
+/* Fill out with up to max extents covering [off, end), off < size. */
+static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
+                        struct bk_extent *out, int max, int *n)
+{
+	size_t i;
+	int k = 0, rc;
+
+	entry_trim(e, off);
+	if (e->n && (off < e->ext[0].off || off > window_end(e)))
+		e->n = 0; /* a jump: a new window at off */
+	if (e->n == 0) {
+		rc = entry_extend(e, fd, off);
+		if (rc)
+			return rc;
+	}
+	i = off < window_end(e) ? entry_find(e, off) : e->n;
+	while (k < max) {
+		if (i == e->n) {
+			if (window_end(e) >= e->size)
+				break;
+			rc = entry_extend(e, fd, window_end(e));
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (e->ext[i].off >= end)
+			break;
+		out[k++] = e->ext[i++];
+	}
+	*n = k;
+	return 0;
+}
+
+int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
+                    const struct stat *st, uint64_t off, uint64_t len,
+                    struct bk_extent *out, int max, int *n)
+{
+	uint64_t size = (uint64_t)st->st_size;
+	uint64_t end = len > size - off ? size : off + len;
+	struct map_slot *s;
+	int rc;
+
+	*n = 0;
+	if (off >= size || len == 0 || max <= 0)
+		return 0;
+	s = slot_get(c, h, true);
+	if (s == NULL)
+		return -EAGAIN; /* every slot busy: rare, the caller may retry
+		                 */
+	pthread_mutex_lock(&s->e.lock);
+	if (!s->e.valid || s->e.size != size ||
+	    !ts_equal(&s->e.ctime, &st->st_ctim) || !s->e.cacheable)
+		entry_reset(&s->e, st);
+	rc = entry_lookup(&s->e, fd, off, end, out, max, n);
+	if (rc)
+		s->e.valid = false;
+	pthread_mutex_unlock(&s->e.lock);
+	slot_put(c, s);
+	return rc;
+}
+
+/* The bk_ops entry: the client must be allowed to read the file. */
+int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
+                  const struct bk_handle *h, uint64_t off, uint64_t len,
+                  struct bk_extent *out, int max, int *n)
+{
+	struct fd_ref ref;
+	struct stat st;
+	int rc;
+
+	*n = 0;
+	rc = fd_cache_get(ex, h, false, &ref, &st);
+	if (rc != 0)
+		return rc;
+	if (cr->uid != st.st_uid) {
+		rc = cred_enter(cr);
+		if (rc == 0) {
+			rc = posix_io_permitted(ref.fd, &st, cr, R_OK);
+			cred_leave();
+		}
+	}
+	if (rc == 0)
+		rc = hole_map_lookup(ex->holes, h, ref.fd, &st, off, len, out,
+		                     max, n);
+	fd_cache_put(ex->fds, &ref);
+	return rc;
+}

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""A hostile NFSv4.1/4.2 server for client robustness tests.
+
+fake_server4.py PORT MODE [SEED]: listens on 127.0.0.1:PORT. Client ID and
+session setup (EXCHANGE_ID, CREATE_SESSION, DESTROY_*) and RECLAIM_COMPLETE
+are answered properly, and so is the mount's path walk (PUTROOTFH, LOOKUP,
+GETFH, GETATTR), so the abuse reaches the operations after mounting:
+  random     records of random bytes (half carry the call's xid)
+  body       proper RPC and COMPOUND headers and a valid SEQUENCE result,
+             then random bytes (sometimes a plausible first result); half
+             of the GETATTRs are valid
+  truncated  like body, but each reply is cut short inside its record, or
+             its record mark promises more than is sent before the close
+  huge       a record mark of 2 GiB, then junk
+  frag       valid-looking replies split into 1-byte fragments with a
+             garbage tail
+Prints "listening" once ready.
+"""
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+
+PORT, MODE = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else os.getpid())
+lock = threading.Lock()
+
+OP_GETATTR, OP_GETFH, OP_LOOKUP, OP_PUTFH, OP_PUTROOTFH = 9, 10, 15, 22, 24
+OP_EXCHANGE_ID, OP_CREATE_SESSION, OP_DESTROY_SESSION = 42, 43, 44
+OP_SEQUENCE, OP_DESTROY_CLIENTID, OP_RECLAIM_COMPLETE = 53, 57, 58
+
+
+def rnd(n):
+    with lock:
+        return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+def rint(a, b):
+    with lock:
+        return rng.randint(a, b)
+
+
+def u32(v):
+    return struct.pack(">I", v & 0xFFFFFFFF)
+
+
+def u64(v):
+    return struct.pack(">Q", v)
+
+
+def opaque(b):
+    return u32(len(b)) + b + b"\0" * ((4 - len(b) % 4) % 4)
+
+
+def fattr(ftype, fsid, size=4096):
+    # type(1), size(4), fsid(8) in word 0; mode(33) in word 1
+    vals = u32(ftype) + u64(size) + u64(fsid) + u64(fsid) + u32(0o755)
+    return u32(2) + u32((1 << 1) | (1 << 4) | (1 << 8)) + u32(1 << 1) + opaque(vals)
+
+
+def header(xid):
+    # REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS
+    return struct.pack(">IIIIII", xid, 1, 0, 0, 0, 0)
+
+
+def compound(status, results):
+    return u32(status) + u32(0) + u32(len(results)) + b"".join(results)
+
+
+def chan():
+    return u32(0) + u32(1 << 21) + u32(1 << 21) + u32(8192) + u32(16) + u32(8) + u32(0)
+
+
+class Args:
+    def __init__(s, b):
+        s.b, s.p = b, 0
+
+    def u32(s):
+        if s.p + 4 > len(s.b):
+            raise EOFError
+        s.p += 4
+        return struct.unpack(">I", s.b[s.p - 4:s.p])[0]
+
+    def skip(s, n):
+        s.p += n + (4 - n % 4) % 4
+
+    def opaque(s):
+        n = s.u32()
+        s.skip(n)
+
+
+def walk_ops(a, nops):
+    """The operations of a path walk, or None for anything else."""
+    ops = []
+    for _ in range(nops):
+        op = a.u32()
+        ops.append(op)
+        if op == OP_SEQUENCE:
+            a.skip(16 + 16)
+        elif op == OP_PUTFH:
+            a.opaque()
+        elif op == OP_LOOKUP:
+            a.opaque()
+        elif op == OP_GETATTR:
+            for _ in range(a.u32()):
+                a.u32()
+        elif op not in (OP_PUTROOTFH, OP_GETFH):
+            return ops, False
+    return ops, True
+
+
+def seq_result():
+    return u32(OP_SEQUENCE) + u32(0) + rnd(16) + u32(1) + u32(0) + u32(7) + u32(7) + u32(0)
+
+
+def result(call_args):
+    """The COMPOUND reply body, and whether it is one of the honest ones."""
+    a = Args(call_args)
+    a.opaque()  # tag
+    a.u32()     # minorversion
+    nops = a.u32()
+    first = a.u32()
+    if first == OP_EXCHANGE_ID:
+        return compound(0, [u32(first) + u32(0) + u64(0x1234) + u32(1) + u32(0) + u32(0)
+                            + u64(1) + opaque(b"fake") + opaque(b"fake") + u32(0)]), True
+    if first == OP_CREATE_SESSION:
+        return compound(0, [u32(first) + u32(0) + rnd(16) + u32(1) + u32(0) + chan() + chan()]), True
+    if first in (OP_DESTROY_SESSION, OP_DESTROY_CLIENTID):
+        return compound(0, [u32(first) + u32(0)]), True
+    a.p = 0
+    a.opaque()
+    a.u32()
+    a.u32()
+    try:
+        ops, walk = walk_ops(a, nops)
+    except EOFError:
+        ops, walk = [], False
+    if len(ops) >= 2 and ops[1] == OP_RECLAIM_COMPLETE:
+        return compound(0, [seq_result(), u32(OP_RECLAIM_COMPLETE) + u32(0)]), True
+    if walk and len(ops) >= 2 and ops[1] == OP_PUTROOTFH:
+        res, depth = [seq_result()], 0
+        for op in ops[1:]:
+            if op == OP_GETFH:
+                res.append(u32(op) + u32(0) + opaque(b"fh-%d" % depth))
+            elif op == OP_GETATTR:
+                res.append(u32(op) + u32(0) + fattr(2, 100 + min(depth, 1)))
+            else:
+                if op == OP_LOOKUP:
+                    depth += 1
+                res.append(u32(op) + u32(0))
+        return compound(0, res), True
+    if walk and len(ops) == 3 and ops[2] == OP_GETATTR and rint(0, 1):
+        return compound(0, [seq_result(), u32(OP_PUTFH) + u32(0),
+                            u32(OP_GETATTR) + u32(0) + fattr(rint(1, 2), 101, rint(0, 1 << 30))]), True
+    body = [seq_result()]
+    if rint(0, 2) == 0 and len(ops) > 1:
+        body.append(u32(ops[1]) + u32(0))
+        if len(ops) > 2:
+            body.append(u32(ops[2]) + u32(0) + rnd(rint(0, 300)))
+    body.append(rnd(rint(0, 600)))
+    # status OK, empty tag, a result count that may not match
+    return u32(0) + u32(0) + u32(rint(1, 6)) + b"".join(body), False
+
+
+def record(data):
+    return struct.pack(">I", 0x80000000 | len(data)) + data
+
+
+def read_exact(conn, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+def read_call(conn):
+    data = b""
+    while True:
+        (mark,) = struct.unpack(">I", read_exact(conn, 4))
+        data += read_exact(conn, mark & 0x7FFFFFFF)
+        if mark & 0x80000000:
+            return data
+
+
+def call_args(call):
+    # xid, type, rpcvers, prog, vers, proc, cred, verf
+    p = 24
+    for _ in range(2):
+        (n,) = struct.unpack(">I", call[p + 4:p + 8])
+        p += 8 + n + (4 - n % 4) % 4
+    return call[p:]
+
+
+def answer(conn, call):
+    xid, _, _, prog, vers, proc = struct.unpack(">IIIIII", call[:24])
+    if proc == 0:
+        conn.sendall(record(header(xid)))
+        return
+    body, honest = result(call_args(call))
+    if honest:
+        conn.sendall(record(header(xid) + body))
+        return
+    if MODE == "random":
+        junk = rnd(rint(0, 512))
+        if rint(0, 1) and len(junk) >= 4:
+            junk = struct.pack(">I", xid) + junk[4:]
+        conn.sendall(record(junk))
+        return
+    if MODE == "huge":
+        conn.sendall(struct.pack(">I", 0xFFFFFFFF) + rnd(100))
+        return
+    reply = header(xid) + body
+    if MODE == "truncated":
+        if rint(0, 1):
+            conn.sendall(record(reply[: rint(0, len(reply))]))
+        else:
+            conn.sendall(struct.pack(">I", 0x80000000 | (len(reply) + 100)) + reply)
+            raise EOFError
+        return
+    if MODE == "frag":
+        reply += rnd(rint(0, 64))
+        out = b"".join(struct.pack(">I", 1) + reply[i:i + 1] for i in range(len(reply) - 1))
+        conn.sendall(out + record(reply[-1:]))
+        return
+    conn.sendall(record(reply))
+
+
+def serve(conn):
+    try:
+        while True:
+            call = read_call(conn)
+            if len(call) < 40:
+                return
+            answer(conn, call)
+    except (EOFError, OSError, struct.error):
+        pass
+    finally:
+        conn.close()
+
+
+def main():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", PORT))
+    s.listen(16)
+    print("listening", flush=True)
+    while True:
+        conn, _ = s.accept()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+
+main()

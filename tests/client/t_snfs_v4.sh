@@ -1,0 +1,220 @@
+#!/bin/bash
+# libsnfs and the snfs command over NFSv4.1 and NFSv4.2, against snfsd and
+# nfs-ganesha: every command, copies both ways (checksums; hole maps where
+# the server has SEEK), READ_PLUS keeping holes NFS->local, write-then-read
+# without READ, a 20,000-entry listing (each entry once, also while another
+# client changes the directory), and hostile NFSv4 replies from a fake
+# server (the ASan build must fail cleanly). Prints the 1 GiB sparse-file
+# numbers (READ_PLUS on 4.2 against READ on 4.1) as comments.
+set -u
+. "$(dirname "$0")/../lib.sh"
+SNFS=${SNFS:-$ROOT/build/asan/snfs}
+SNFS_FAST=${SNFS_FAST:-$ROOT/build/snfs}
+[ -x "$SNFS_FAST" ] || SNFS_FAST=$SNFS
+V4TEST=${V4TEST:-$ROOT/build/tests/client/test_nfs4}
+NENTRIES=${NENTRIES:-20000}
+BIGFILE_MB=${BIGFILE_MB:-1024}
+scratch
+GPORT=
+cleanup() {
+	[ -n "${BGPID:-}" ] && kill "$BGPID" 2>/dev/null
+	[ -n "${FAKEPID:-}" ] && kill "$FAKEPID" 2>/dev/null
+	[ -n "$GPORT" ] && "$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
+	snfsd_stop
+	rm -rf "$T_DIR"
+}
+trap cleanup EXIT
+
+EXP=$T_DIR/exp
+mkdir -p "$EXP" "$T_DIR/local"
+gcc -O2 -o "$T_DIR/mkfiles" "$PEERS/mkfiles.c" || notok "build mkfiles"
+
+head -c 5000000 /dev/urandom >"$T_DIR/local/rand"
+SP=$T_DIR/local/sparse
+truncate -s 20M "$SP"
+dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
+dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
+dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
+
+free_port_pair() {
+	python3 -c '
+import socket
+for _ in range(100):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError:
+        pass
+    finally:
+        a.close(); b.close()
+'
+}
+quiet() { "$@" >/dev/null; }
+sha() { sha256sum <"$1" | cut -d' ' -f1; }
+holemap() { "$SNFS" holes "$1" | grep -v '^size'; }
+holesummary() { "$SNFS" holes "$1" | grep '^size'; }
+stat_of() { # URL-or-file FIELD: a number from snfs --stats
+	grep -o "$2=[0-9]*" | cut -d= -f2
+}
+
+# suite NAME BASEURL QUERY EXPORTDIR SEEK(1: the server has SEEK)
+suite() {
+	local n=$1 base=$2 q=$3 dir=$4 seek=$5 out st
+	local u="$base/t-$n"
+	check "$n: mkdir -p" "$SNFS" mkdir -p "$base/t-$n/sub/deeper?$q"
+	check "$n: cp local->nfs (random)" "$SNFS" -q cp "$T_DIR/local/rand" "$u/rand?$q"
+	check_eq "$n: server copy checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/rand")"
+	check "$n: cp nfs->local (random)" "$SNFS" -q cp "$u/rand?$q" "$T_DIR/back-$n"
+	check_eq "$n: round-trip checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$T_DIR/back-$n")"
+	check "$n: cp local->nfs (sparse)" "$SNFS" -q cp "$SP" "$u/sparse?$q"
+	check_eq "$n: sparse checksum on server" "$(sha "$SP")" "$(sha "$dir/t-$n/sparse")"
+	st=$("$SNFS" -q --stats cp "$u/sparse?$q" "$T_DIR/sparse-$n" 2>&1)
+	check_eq "$n: cp nfs->local (sparse) exits 0" 0 $?
+	check_eq "$n: sparse round-trip checksum" "$(sha "$SP")" "$(sha "$T_DIR/sparse-$n")"
+	check_eq "$n: holes kept on nfs->local" "$(holemap "$SP")" "$(holemap "$T_DIR/sparse-$n")"
+	check_eq "$n: holes kept on local->nfs (server file map)" "$(holemap "$SP")" "$(holemap "$dir/t-$n/sparse")"
+	if [ "$seek" = 1 ]; then
+		check_eq "$n: SEEK hole map of the nfs file" "$(holemap "$SP")" "$(holemap "$u/sparse?$q")"
+	else
+		check_eq "$n: holes of the nfs file (zero-block scan)" \
+			"$(holesummary "$SP" | cut -d' ' -f1-4)" "$(holesummary "$u/sparse?$q" | cut -d' ' -f1-4)"
+	fi
+	echo "# $n: sparse nfs->local: $(echo "$st" | grep -o 'read=[0-9]*\|read_plus=[0-9]*\|received=[0-9]*' | tr '\n' ' ')"
+	check "$n: cp nfs->nfs" "$SNFS" -q cp "$u/rand?$q" "$u/sub/rand2?$q"
+	check_eq "$n: nfs->nfs checksum" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/sub/rand2")"
+	check "$n: cp into a directory" "$SNFS" -q cp "$T_DIR/local/rand" "$u/sub/deeper?$q"
+	check_eq "$n: cp into a directory keeps the name" "$(sha "$T_DIR/local/rand")" "$(sha "$dir/t-$n/sub/deeper/rand")"
+	out=$("$SNFS" cat "$u/rand?$q" | sha256sum | cut -d' ' -f1)
+	check_eq "$n: cat" "$(sha "$T_DIR/local/rand")" "$out"
+	out=$("$SNFS" cat "$u/sparse?$q" | sha256sum | cut -d' ' -f1)
+	check_eq "$n: cat of the sparse file" "$(sha "$SP")" "$out"
+	out=$("$SNFS" ls "$u?$q" | tr '\n' ' ')
+	check_eq "$n: ls" "rand sparse sub " "$out"
+	out=$("$SNFS" ls -l "$u?$q" | awk '$NF=="rand"{print $1, $5}')
+	check_eq "$n: ls -l" "-rw-r--r-- 5000000" "$out"
+	out=$("$SNFS" ls -l "$u?$q" | awk '$NF=="rand"{print $3}')
+	check_eq "$n: ls -l owner (numeric or name mapped)" "$(stat -c %u "$dir/t-$n/rand")" "$out"
+	out=$("$SNFS" ls -R "$u?$q" | grep -c 'rand')
+	check_eq "$n: ls -R" "3" "$out"
+	out=$("$SNFS" stat "$u/sparse?$q" | grep -o 'Size: [0-9]*')
+	check_eq "$n: stat" "Size: 20971520" "$out"
+	check "$n: df" quiet "$SNFS" df "$u?$q"
+	check "$n: mv" "$SNFS" mv "$u/sub/rand2?$q" "$u/moved?$q"
+	[ -f "$dir/t-$n/moved" ] && [ ! -e "$dir/t-$n/sub/rand2" ]
+	check "$n: mv renamed on the server" test $? = 0
+	check "$n: mv into a directory" "$SNFS" mv "$u/moved?$q" "$u/sub?$q"
+	check "$n: mv into a directory lands there" test -f "$dir/t-$n/sub/moved"
+	out=$("$SNFS" cat "$u/nonexistent?$q" 2>&1 >/dev/null)
+	check_eq "$n: cat of a missing file exits 1" "1" "$("$SNFS" cat "$u/nonexistent?$q" >/dev/null 2>&1; echo $?)"
+	case "$out" in *"No such file or directory"*) ok "$n: coreutils-like message" ;; *) notok "$n: message: $out" ;; esac
+	check_eq "$n: rm of a directory without -r fails" "1" "$("$SNFS" rm "$u/sub?$q" 2>/dev/null; echo $?)"
+	check "$n: rm -r" "$SNFS" rm -r "$u?$q"
+	check "$n: rm -r removed the tree" test ! -e "$dir/t-$n"
+	check "$n: mkdir for the library tests" "$SNFS" mkdir "$base/lib-$n?$q"
+	SNFS_TEST_URL="$base/lib-$n?$q" SNFS_TEST_DIR="$dir/lib-$n" "$V4TEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
+	check "$n: rm the library test directory" "$SNFS" rm -r "$base/lib-$n?$q"
+}
+
+# listing NAME BASEURL QUERY DIR: NENTRIES names, each exactly once, while
+# another client adds and removes others (cookie verifiers change).
+listing() {
+	local n=$1 base=$2 q=$3 dir=$4 rc
+	mkdir -p "$dir/big-$n"
+	"$T_DIR/mkfiles" dir "$dir/big-$n" "$NENTRIES" >/dev/null
+	out=$("$SNFS_FAST" --stats ls -f "$base/big-$n?$q&readdir-buffer=1048576" 2>&1 >"$T_DIR/listing")
+	check_eq "$n: listing of $NENTRIES entries" "$NENTRIES" "$(grep -c '^f' "$T_DIR/listing")"
+	check_eq "$n: no entry twice" "" "$(sort "$T_DIR/listing" | uniq -d | head -3)"
+	echo "# $n: listing $NENTRIES entries, 1 MiB buffer: $(echo "$out" | grep -o 'readdir=[0-9]*')"
+	echo x >"$T_DIR/small"
+	(
+		i=0
+		while :; do
+			"$SNFS_FAST" -q cp "$T_DIR/small" "$base/big-$n/zz-$i?$q" 2>/dev/null
+			[ $i -ge 3 ] && "$SNFS_FAST" rm "$base/big-$n/zz-$((i - 3))?$q" 2>/dev/null
+			i=$((i + 1))
+		done
+	) &
+	BGPID=$!
+	sleep 0.5
+	"$SNFS" ls -f "$base/big-$n?$q&readdir-buffer=32768" >"$T_DIR/listing" 2>"$T_DIR/listing.err"
+	rc=$?
+	kill "$BGPID" 2>/dev/null
+	wait "$BGPID" 2>/dev/null
+	BGPID=
+	check_eq "$n: listing under churn exits 0" 0 "$rc"
+	check_eq "$n: under churn each of $NENTRIES entries exactly once" "$NENTRIES" "$(grep '^f' "$T_DIR/listing" | sort -u | wc -l)"
+	check_eq "$n: under churn no entry twice" "" "$(sort "$T_DIR/listing" | uniq -d | head -3)"
+	rm -rf "$dir/big-$n"
+}
+
+# ---------------- snfsd ----------------
+if [ "${SKIP_SNFSD:-0}" != 1 ]; then
+PORT=$(free_port)
+snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash,async" || notok "snfsd start"
+BASE="nfs://127.0.0.1$EXP"
+suite snfsd-4.1 "$BASE" "version=4.1&nfsport=$PORT" "$EXP" 0
+suite snfsd-4.2 "$BASE" "version=4.2&nfsport=$PORT" "$EXP" 1
+listing snfsd-4.2 "$BASE" "version=4.2&nfsport=$PORT" "$EXP"
+
+# ---- a 1 GiB sparse file: READ_PLUS (4.2) against READ (4.1) ----
+truncate -s "${BIGFILE_MB}M" "$EXP/allhole"
+for v in 4.2 4.1; do
+	s=$(date +%s.%N)
+	st=$("$SNFS_FAST" --stats cat "$BASE/allhole?version=$v&nfsport=$PORT" 2>&1 >"$T_DIR/allhole.out")
+	e=$(date +%s.%N)
+	check_eq "cat of the ${BIGFILE_MB} MiB hole over $v: size" "$((BIGFILE_MB << 20))" "$(stat -c %s "$T_DIR/allhole.out")"
+	echo "# snfs cat ${BIGFILE_MB} MiB all-hole file, version=$v: $(echo "$e - $s" | bc) s, $(echo "$st" | grep -o 'calls=[0-9]*\|read=[0-9]*\|read_plus=[0-9]*\|received=[0-9]*' | tr '\n' ' ')"
+	rm -f "$T_DIR/allhole.out"
+done
+rm -f "$EXP/allhole"
+
+check_no_sanitizer_reports "snfsd"
+snfsd_stop
+
+# ---- hostile NFSv4 replies ----
+FPORT=$(free_port)
+for mode in random body truncated huge frag; do
+	for seed in 1 2 3; do
+		python3 "$ROOT/tests/client/fake_server4.py" "$FPORT" "$mode" "$seed" >"$T_DIR/fake.out" &
+		FAKEPID=$!
+		for i in $(seq 50); do grep -q listening "$T_DIR/fake.out" && break; sleep 0.1; done
+		for v in 4.1 4.2; do
+			for cmd in "ls -l" "cat" "stat" "df" "holes" "cp"; do
+				args=("nfs://127.0.0.1/export/d/f?version=$v&nfsport=$FPORT&timeout=2")
+				[ "$cmd" = cp ] && args+=("$T_DIR/fake-copy")
+				# shellcheck disable=SC2086
+				timeout 60 "$SNFS" $cmd "${args[@]}" >/dev/null 2>"$T_DIR/fake.err"
+				rc=$?
+				if grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$T_DIR/fake.err" || [ $rc -gt 2 ]; then
+					notok "fake v4 server ($mode, seed $seed, $v): $cmd crashed or hung (rc $rc)"
+					head -20 "$T_DIR/fake.err" >&2
+				elif [ $rc = 0 ] && [ "$cmd" != df ] && [ "$cmd" != stat ] && [ "$cmd" != "ls -l" ]; then
+					notok "fake v4 server ($mode, seed $seed, $v): $cmd claimed success"
+				else
+					ok "fake v4 server ($mode, seed $seed, $v): $cmd fails cleanly (rc $rc)"
+				fi
+			done
+		done
+		kill "$FAKEPID" 2>/dev/null
+		wait "$FAKEPID" 2>/dev/null
+		FAKEPID=
+	done
+done
+fi # SKIP_SNFSD
+
+# ---------------- nfs-ganesha ----------------
+if [ "${SKIP_GANESHA:-0}" != 1 ]; then
+	GPORT=$(free_port_pair)
+	mkdir -p "$T_DIR/gexp"
+	if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
+		suite ganesha-4.1 "nfs://127.0.0.1/export" "version=4.1&nfsport=$GPORT" "$T_DIR/gexp" 0
+		suite ganesha-4.2 "nfs://127.0.0.1/export" "version=4.2&nfsport=$GPORT" "$T_DIR/gexp" 1
+		listing ganesha-4.1 "nfs://127.0.0.1/export" "version=4.1&nfsport=$GPORT" "$T_DIR/gexp"
+	else
+		notok "ganesha start"
+		tail -20 "$T_DIR/ganesha.log" >&2
+	fi
+fi
+
+[ "$T_FAILS" = 0 ]

@@ -1,0 +1,378 @@
+/* NFSv4 client codecs (owner strings, fattr4, READDIR4 replies, result
+ * headers) on crafted and truncated input, and, against a real server
+ * (SNFS_TEST_URL, set by tests/client/t_snfs_v4.sh), the library over
+ * NFSv4.1/4.2: write then read without READ, READ_PLUS segments, SEEK,
+ * ALLOCATE/DEALLOCATE, COPY, and the name operations' errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/nfs4_xdr.h"
+#include "test.h"
+
+/* ---- codecs ---- */
+
+static void test_owner(void)
+{
+	CHECK(nfs4_owner_to_id((const uint8_t *)"1000", 4, false) == 1000,
+	      "owner: numeric");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"root@localdomain", 16,
+	                       false) == 0,
+	      "owner: user@domain through passwd");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"root@x", 6, true) == 0,
+	      "owner_group: group@domain through group");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"nosuchuser-zz@x", 15, false) ==
+	          65534,
+	      "owner: unknown name maps to nobody");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"12@dom", 6, false) == 12,
+	      "owner: numeric with a domain");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"a\0b", 3, false) == 65534,
+	      "owner: embedded NUL refused");
+	CHECK(nfs4_owner_to_id((const uint8_t *)"", 0, false) == 65534,
+	      "owner: empty");
+}
+
+/* A fattr4 with type, size, mode, owner "1000", owner_group "bin@x". */
+static void put_fattr(struct xdr_out *x, uint32_t type, uint64_t size)
+{
+	struct nfs4_bitmap b = {0};
+	bm_set(&b, FA4_TYPE);
+	bm_set(&b, FA4_SIZE);
+	bm_set(&b, FA4_FILEID);
+	bm_set(&b, FA4_MODE);
+	bm_set(&b, FA4_OWNER);
+	bm_set(&b, FA4_OWNER_GROUP);
+	bm_set(&b, FA4_TIME_MODIFY);
+	nfs4_put_bitmap(x, &b);
+	size_t lp = x->len;
+	xdr_put_u32(x, 0);
+	xdr_put_u32(x, type);
+	xdr_put_u64(x, size);
+	xdr_put_u64(x, 77);
+	xdr_put_u32(x, 0640);
+	xdr_put_string(x, "1000");
+	xdr_put_string(x, "bin@x");
+	xdr_put_u64(x, 1234);
+	xdr_put_u32(x, 5);
+	xdr_patch_u32(x, lp, (uint32_t)(x->len - lp - 4));
+}
+
+static void test_fattr(void)
+{
+	struct xdr_out o;
+	struct xdr_in x;
+	struct nfs4_fattr fa;
+
+	xdr_out_init(&o, 256, 4096);
+	put_fattr(&o, 1, 4096);
+	xdr_in_init(&x, o.buf, o.len);
+	CHECK(nfs4_get_fattr(&x, &fa) && !x.err, "fattr: decodes");
+	CHECK(fa.st.type == SNFS_REG && fa.st.size == 4096 &&
+	          fa.st.mode == 0640 && fa.st.uid == 1000 &&
+	          fa.st.fileid == 77 && fa.st.mtime.tv_sec == 1234 &&
+	          fa.st.mtime.tv_nsec == 5,
+	      "fattr: values");
+	int bad = 0;
+	for (size_t n = 0; n < o.len; n++) {
+		xdr_in_init(&x, o.buf, n);
+		if (nfs4_get_fattr(&x, &fa))
+			bad++;
+	}
+	CHECK(bad == 0, "fattr: every truncation fails");
+	/* an attribute we cannot skip (acl) in the bitmap */
+	struct xdr_out a;
+	xdr_out_init(&a, 64, 4096);
+	struct nfs4_bitmap b = {0};
+	bm_set(&b, 12);
+	nfs4_put_bitmap(&a, &b);
+	xdr_put_u32(&a, 4);
+	xdr_put_u32(&a, 0);
+	xdr_in_init(&x, a.buf, a.len);
+	CHECK(!nfs4_get_fattr(&x, &fa), "fattr: unknown attribute refused");
+	xdr_out_free(&a);
+	xdr_out_free(&o);
+}
+
+static void put_entry(struct xdr_out *x, uint64_t cookie, const char *name)
+{
+	xdr_put_bool(x, true);
+	xdr_put_u64(x, cookie);
+	xdr_put_string(x, name);
+	put_fattr(x, 1, 10);
+}
+
+static void test_readdir(void)
+{
+	struct xdr_out o;
+	struct xdr_in x;
+	uint8_t verf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+	xdr_out_init(&o, 4096, 1 << 20);
+	xdr_put_fixed(&o, verf, 8);
+	char name[32];
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "file-%03d", i);
+		put_entry(&o, 3 + (uint64_t)i, name);
+	}
+	xdr_put_bool(&o, false);
+	xdr_put_bool(&o, true);
+	struct rd_page p = {0};
+	xdr_in_init(&x, o.buf, o.len);
+	int rc = nfs4_decode_readdir(&x, o.buf, true, &p);
+	CHECK(rc == 0 && p.n == 100 && p.eof && !memcmp(p.verf, verf, 8),
+	      "readdir4: 100 entries, eof, verifier");
+	CHECK(p.n == 100 && p.ents[42].cookie == 45 &&
+	          !memcmp(o.buf + p.ents[42].name_off, "file-042", 8) &&
+	          p.ents[42].fileid == 77,
+	      "readdir4: an entry's cookie, name and fileid");
+	struct snfs_stat st;
+	CHECK(p.n == 100 && p.ents[7].attr_off &&
+	          nfs4_decode_attr_at(o.buf, o.len, p.ents[7].attr_off, &st) ==
+	              0 &&
+	          st.size == 10 && st.type == SNFS_REG,
+	      "readdir4: attributes of an entry");
+	free(p.ents);
+	int bad = 0;
+	for (size_t n = 0; n < o.len; n += 7) {
+		struct rd_page q = {0};
+		xdr_in_init(&x, o.buf, n);
+		if (nfs4_decode_readdir(&x, o.buf, true, &q) == 0)
+			bad++;
+		free(q.ents);
+	}
+	CHECK(bad == 0, "readdir4: every truncation fails");
+	/* a name with a slash is refused */
+	xdr_out_truncate(&o, 0);
+	xdr_put_fixed(&o, verf, 8);
+	put_entry(&o, 3, "a/b");
+	xdr_put_bool(&o, false);
+	xdr_put_bool(&o, true);
+	struct rd_page q = {0};
+	xdr_in_init(&x, o.buf, o.len);
+	CHECK(nfs4_decode_readdir(&x, o.buf, false, &q) == -EPROTO,
+	      "readdir4: a name with '/' is refused");
+	free(q.ents);
+	xdr_out_free(&o);
+}
+
+static void test_expect(void)
+{
+	struct xdr_out o;
+	struct xdr_in x;
+	uint32_t st;
+	xdr_out_init(&o, 64, 4096);
+	xdr_put_u32(&o, OP4_PUTFH);
+	xdr_put_u32(&o, 0);
+	xdr_put_u32(&o, OP4_LOOKUP);
+	xdr_put_u32(&o, NFS4ERR_NOENT);
+	xdr_put_u32(&o, OP4_ILLEGAL);
+	xdr_put_u32(&o, NFS4ERR_OP_ILLEGAL);
+	xdr_in_init(&x, o.buf, o.len);
+	CHECK(nfs4_expect(&x, OP4_PUTFH, &st) == 0, "expect: ok result");
+	CHECK(nfs4_expect(&x, OP4_LOOKUP, &st) == -ENOENT &&
+	          st == NFS4ERR_NOENT,
+	      "expect: failed result maps to -errno");
+	CHECK(nfs4_expect(&x, OP4_SEEK, &st) == -EOPNOTSUPP,
+	      "expect: OP_ILLEGAL is not supported");
+	CHECK(nfs4_expect(&x, OP4_SEEK, &st) == -EPROTO,
+	      "expect: past the end is a protocol error");
+	xdr_in_init(&x, o.buf, o.len);
+	CHECK(nfs4_expect(&x, OP4_GETFH, &st) == -EPROTO,
+	      "expect: wrong operation is a protocol error");
+	CHECK(nfs4_errno(NFS4ERR_NOT_SAME) == -SNFS_EBADCOOKIE &&
+	          nfs4_errno(NFS4ERR_BAD_COOKIE) == -SNFS_EBADCOOKIE,
+	      "errno: NOT_SAME and BAD_COOKIE restart a listing");
+	xdr_out_free(&o);
+}
+
+/* ---- live ---- */
+
+static uint64_t reads(const struct snfs_stats *st)
+{
+	return st->calls[SNFS_OP_READ] + st->calls[SNFS_OP_READ_PLUS];
+}
+
+static void test_live(const char *url, const char *dir)
+{
+	struct snfs_ctx *c;
+	struct snfs_file *f, *g;
+	struct snfs_stats st;
+	char buf[2048], out[2048];
+
+	if (snfs_mount(url, NULL, &c) < 0) {
+		printf("not ok - live: mount %s: %s\n", url, snfs_last_error());
+		test_failures++;
+		return;
+	}
+	bool v42 = snfs_get_version(c) == SNFS_V42;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 13 + 1);
+	CHECK(snfs_open(c, "wtr", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0,
+	      "live: create");
+	snfs_stats_reset(c);
+	CHECK(snfs_pwrite(f, buf, sizeof(buf), 5000) == (ssize_t)sizeof(buf),
+	      "live: write 2 KiB at 5000");
+	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
+	          !memcmp(buf, out, sizeof(buf)),
+	      "live: read it back");
+	snfs_stats(c, &st);
+	CHECK(reads(&st) == 0 && st.total_calls == 0,
+	      "live: write then read issues no RPC (no READ, no READ_PLUS)");
+	CHECK(snfs_close(f) == 0, "live: close (WRITE, COMMIT, CLOSE)");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_WRITE] == 1, "live: one WRITE");
+	/* Only a COMMIT brings back the attributes after our write; after
+	 * a FILE_SYNC WRITE the cache cannot know the file is unchanged. */
+	bool committed = st.calls[SNFS_OP_COMMIT] == 1;
+	printf("# the WRITE was %s\n",
+	       committed ? "UNSTABLE, then COMMIT" : "FILE_SYNC");
+	CHECK(snfs_open(c, "wtr", O_RDONLY, 0, &f) == 0, "live: reopen");
+	snfs_stats_reset(c);
+	CHECK(snfs_pread(f, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
+	          !memcmp(buf, out, sizeof(buf)),
+	      "live: read after reopen");
+	snfs_stats(c, &st);
+	if (committed)
+		CHECK(reads(&st) == 0,
+		      "live: close-to-open keeps the cache: no READ");
+	snfs_stats_reset(c);
+	CHECK(snfs_pread(f, out, 100, 0) == 100 && out[0] == 0 && out[99] == 0,
+	      "live: the hole before our bytes reads as zeros");
+	snfs_stats(c, &st);
+	/* one READ_PLUS, or on a server whose READ_PLUS is broken, that
+	 * one and the READ that replaces it */
+	CHECK(reads(&st) == 1 || (st.calls[SNFS_OP_READ] == 1 &&
+	                          st.calls[SNFS_OP_READ_PLUS] == 1),
+	      "live: an uncached range is one READ(_PLUS)");
+	snfs_close(f);
+
+	/* a sparse file: 4 KiB of data at 1 MiB */
+	CHECK(snfs_open(c, "sp", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0,
+	      "live: create sparse");
+	char *big = calloc(1, 2u << 20);
+	memset(big + (1u << 20), 'x', 4096);
+	CHECK(snfs_pwrite(f, big + (1u << 20), 4096, 1u << 20) == 4096,
+	      "live: write at 1 MiB");
+	CHECK(snfs_ftruncate(f, 2u << 20) == 0, "live: extend to 2 MiB");
+	CHECK(snfs_fsync(f) == 0, "live: fsync");
+	struct snfs_segment segs[16];
+	size_t ns = 0, got = 0;
+	bool eof = false, hole_seen = false, ok = true;
+	char *rb = malloc(2u << 20);
+	memset(rb, 0, 2u << 20);
+	while (got < (2u << 20) && ok) {
+		ssize_t n = snfs_read_segments(f, rb + got, (2u << 20) - got,
+		                               got, segs, 16, &ns, &eof);
+		if (n <= 0) {
+			ok = n == 0;
+			break;
+		}
+		uint64_t pos = got;
+		for (size_t i = 0; i < ns; i++) {
+			ok = ok && segs[i].off == pos;
+			pos += segs[i].len;
+			hole_seen = hole_seen || segs[i].hole;
+		}
+		ok = ok && pos == got + (size_t)n;
+		got += (size_t)n;
+	}
+	CHECK(ok && got == (2u << 20) && !memcmp(rb, big, 2u << 20),
+	      "live: read_segments covers the file in order, data intact");
+	printf("# read_segments saw %s\n",
+	       hole_seen ? "hole segments" : "data only (no READ_PLUS)");
+	if (v42) {
+		CHECK(snfs_seek_data(f, 0) == (1 << 20), "live: SEEK data");
+		int64_t h = snfs_seek_hole(f, 1u << 20);
+		CHECK(h >= (1 << 20) + 4096 && h <= (2 << 20),
+		      "live: SEEK hole");
+		CHECK(snfs_seek_data(f, (1u << 20) + 65536) == -ENXIO,
+		      "live: SEEK data past the last is ENXIO");
+		CHECK(snfs_punch_hole(f, 1u << 20, 4096) == 0,
+		      "live: DEALLOCATE");
+		CHECK(snfs_pread(f, out, 100, 1u << 20) == 100 && out[0] == 0,
+		      "live: the punched range reads as zeros");
+		CHECK(snfs_allocate(f, 0, 65536) == 0, "live: ALLOCATE");
+	} else {
+		CHECK(snfs_seek_data(f, 0) == -EOPNOTSUPP,
+		      "live: no SEEK on 4.1");
+	}
+	snfs_close(f);
+	free(big);
+	free(rb);
+
+	/* COPY (server-side where offered, else read and write) */
+	CHECK(snfs_open(c, "wtr", O_RDONLY, 0, &f) == 0 &&
+	          snfs_open(c, "wtr-copy", O_RDWR | O_CREAT | O_TRUNC, 0644,
+	                    &g) == 0,
+	      "live: open copy ends");
+	CHECK(snfs_copy(f, 0, g, 0, 7048) == 7048, "live: copy 7048 bytes");
+	CHECK(snfs_pread(g, out, sizeof(out), 5000) == (ssize_t)sizeof(out) &&
+	          !memcmp(out, buf, sizeof(buf)),
+	      "live: copied bytes");
+	snfs_close(f);
+	snfs_close(g);
+
+	/* names */
+	struct snfs_stat s1;
+	CHECK(snfs_mkdir(c, "dd", 0755) == 0, "live: mkdir");
+	CHECK(snfs_unlink(c, "dd") == -EISDIR, "live: unlink of a dir: EISDIR");
+	CHECK(snfs_rmdir(c, "wtr") == -ENOTDIR,
+	      "live: rmdir of a file: ENOTDIR");
+	CHECK(snfs_symlink(c, "wtr", "ln") == 0, "live: symlink");
+	char lb[64];
+	CHECK(snfs_readlink(c, "ln", lb, sizeof(lb)) == 3 && !strcmp(lb, "wtr"),
+	      "live: readlink");
+	CHECK(snfs_stat(c, "ln", &s1) == 0 && s1.size == 7048,
+	      "live: stat follows the link");
+	CHECK(snfs_link(c, "wtr", "hard") == 0 &&
+	          snfs_stat(c, "wtr", &s1) == 0 && s1.nlink == 2,
+	      "live: link");
+	CHECK(snfs_rename(c, "hard", "dd/hard2") == 0 &&
+	          snfs_stat(c, "dd/hard2", &s1) == 0,
+	      "live: rename");
+	struct snfs_setattr sa = {.mask = SNFS_SET_MODE, .mode = 0600};
+	CHECK(snfs_setattr(c, "wtr", &sa) == 0 &&
+	          snfs_stat(c, "wtr", &s1) == 0 && s1.mode == 0600,
+	      "live: setattr mode");
+	CHECK(snfs_truncate(c, "wtr", 10) == 0 &&
+	          snfs_stat(c, "wtr", &s1) == 0 && s1.size == 10,
+	      "live: truncate");
+	if (dir) {
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/wtr", dir);
+		struct stat ls;
+		CHECK(stat(p, &ls) == 0 && ls.st_uid == s1.uid &&
+		          ls.st_gid == s1.gid,
+		      "live: owner and group match the server's file");
+	}
+	CHECK(snfs_open(c, "nope", O_RDONLY, 0, &f) == -ENOENT,
+	      "live: open of a missing file: ENOENT");
+	CHECK(snfs_open(c, "wtr", O_WRONLY | O_CREAT | O_EXCL, 0644, &f) ==
+	          -EEXIST,
+	      "live: O_EXCL on an existing file: EEXIST");
+	snfs_unlink(c, "dd/hard2");
+	snfs_rmdir(c, "dd");
+	snfs_unlink(c, "ln");
+	snfs_unlink(c, "wtr");
+	snfs_unlink(c, "wtr-copy");
+	snfs_unlink(c, "sp");
+	CHECK(snfs_umount(c) == 0, "live: umount");
+}
+
+int main(void)
+{
+	const char *url = getenv("SNFS_TEST_URL");
+	if (url) {
+		test_live(url, getenv("SNFS_TEST_DIR"));
+		TEST_EXIT();
+	}
+	test_owner();
+	test_fattr();
+	test_readdir();
+	test_expect();
+	TEST_EXIT();
+}

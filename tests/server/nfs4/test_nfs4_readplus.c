@@ -1,0 +1,737 @@
+/* NFSv4.2 READ_PLUS and SEEK end to end (RFC 7862 15.10, 15.11): COMPOUNDs
+ * sent through rpc_service_handle() to three exports that differ only in
+ * their READ_PLUS policy, the segments decoded and compared with the
+ * file's real SEEK_DATA/SEEK_HOLE map and contents:
+ *   rp0  readplus_min_hole=0      every hole a HOLE segment
+ *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
+ *   rpdz detect_zeroes            allocated zero blocks sent as holes */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../test.h"
+#include "server/exports.h"
+#include "server/nfs4/nfs4.h"
+#include "server/programs.h"
+#include "server/snfsd.h"
+#include "util/log.h"
+
+#define FSIZE (1u << 20) /* the test files; plus a tail for some */
+#define MAXSEG 4096
+
+static struct snfsd S;
+static char base[64];
+static uint32_t next_xid = 1;
+static uint8_t sessionid[16];
+static uint32_t slot_seq;
+
+/* ---- COMPOUND plumbing ---- */
+
+struct cbuf {
+	struct xdr_out x;
+	uint32_t nops;
+	size_t nops_pos;
+};
+
+static void c_begin(struct cbuf *b, uint32_t minor)
+{
+	xdr_out_init(&b->x, 4096, 8u << 20);
+	xdr_put_string(&b->x, "rp");
+	xdr_put_u32(&b->x, minor);
+	b->nops_pos = b->x.len;
+	xdr_put_u32(&b->x, 0);
+	b->nops = 0;
+}
+
+static void op(struct cbuf *b, uint32_t opnum)
+{
+	xdr_put_u32(&b->x, opnum);
+	b->nops++;
+	xdr_patch_u32(&b->x, b->nops_pos, b->nops);
+}
+
+struct reply {
+	struct xdr_out buf;
+	struct xdr_in res;
+	uint32_t status;
+};
+
+/* Send a COMPOUND; the reply's results follow in rep->res. Returns the
+ * COMPOUND status (0xbad when there was no proper reply). */
+static uint32_t c_send(struct cbuf *b, struct reply *rep)
+{
+	struct sockaddr_in peer = {.sin_family = AF_INET,
+	                           .sin_port = htons(800)};
+	struct xdr_out rec;
+	struct xdr_in in;
+	uint32_t v, vlen, stat = 1;
+	const uint8_t *tag;
+
+	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	xdr_out_init(&rec, 4096, 16u << 20);
+	xdr_put_u32(&rec, next_xid++);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 2);
+	xdr_put_u32(&rec, NFS_PROGRAM);
+	xdr_put_u32(&rec, 4);
+	xdr_put_u32(&rec, 1);
+	xdr_put_u32(&rec, RPC_AUTH_SYS);
+	xdr_put_u32(&rec, 24);
+	xdr_put_u32(&rec, 0);
+	xdr_put_string(&rec, "test");
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, 0);
+	xdr_put_u32(&rec, RPC_AUTH_NONE);
+	xdr_put_u32(&rec, 0);
+	memcpy(xdr_put_reserve(&rec, b->x.len), b->x.buf, b->x.len);
+	xdr_out_free(&b->x);
+	xdr_out_free(&rep->buf);
+	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
+	rep->status = 0xbad;
+	if (rpc_service_handle(S.svc, rec.buf, rec.len,
+	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
+	                       NULL, &rep->buf) == 0) {
+		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
+		for (int i = 0; i < 4; i++)
+			xdr_get_u32(&in, &v);
+		xdr_get_u32(&in, &vlen);
+		xdr_skip(&in, vlen);
+		xdr_get_u32(&in, &stat);
+		if (stat == 0 && xdr_get_u32(&in, &rep->status) &&
+		    xdr_get_opaque_ref(&in, &tag, &vlen, 1024) &&
+		    xdr_get_u32(&in, &v) && !in.err)
+			rep->res = in;
+		else
+			rep->status = 0xbad;
+	}
+	xdr_out_free(&rec);
+	return rep->status;
+}
+
+/* The next result's status, checking it belongs to op expect. */
+static uint32_t res_next(struct reply *rep, uint32_t expect)
+{
+	uint32_t opnum = 0, st = 0xbad;
+
+	if (!xdr_get_u32(&rep->res, &opnum) || !xdr_get_u32(&rep->res, &st) ||
+	    opnum != expect)
+		return 0xbad;
+	return st;
+}
+
+static void put_chan(struct xdr_out *x, uint32_t maxresp)
+{
+	xdr_put_u32(x, 0);
+	xdr_put_u32(x, 1 << 20);
+	xdr_put_u32(x, maxresp);
+	xdr_put_u32(x, 8192);
+	xdr_put_u32(x, 16);
+	xdr_put_u32(x, 8);
+	xdr_put_u32(x, 0);
+}
+
+static uint32_t make_session(void)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint64_t clientid;
+	uint32_t seq, st;
+
+	c_begin(&b, 2);
+	op(&b, OP4_EXCHANGE_ID);
+	xdr_put_fixed(&b.x, "verifie2", 8);
+	xdr_put_string(&b.x, "readplus-test");
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 0); /* SP4_NONE */
+	xdr_put_u32(&b.x, 0);
+	st = c_send(&b, &rep);
+	if (st == 0) {
+		res_next(&rep, OP4_EXCHANGE_ID);
+		xdr_get_u64(&rep.res, &clientid);
+		xdr_get_u32(&rep.res, &seq);
+		c_begin(&b, 2);
+		op(&b, OP4_CREATE_SESSION);
+		xdr_put_u64(&b.x, clientid);
+		xdr_put_u32(&b.x, seq);
+		xdr_put_u32(&b.x, 0);
+		put_chan(&b.x, (1 << 20) + 8192);
+		put_chan(&b.x, 4096);
+		xdr_put_u32(&b.x, 0x40000000);
+		xdr_put_u32(&b.x, 1);
+		xdr_put_u32(&b.x, RPC_AUTH_NONE);
+		st = c_send(&b, &rep);
+		if (st == 0) {
+			res_next(&rep, OP4_CREATE_SESSION);
+			xdr_get_fixed(&rep.res, sessionid, 16);
+		}
+	}
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+/* SEQUENCE, then PUTROOTFH and a LOOKUP per component of path. */
+static void begin_on(struct cbuf *b, const char *path)
+{
+	char tmp[256], *save, *comp;
+
+	c_begin(b, 2);
+	op(b, OP4_SEQUENCE);
+	xdr_put_fixed(&b->x, sessionid, 16);
+	xdr_put_u32(&b->x, ++slot_seq);
+	xdr_put_u32(&b->x, 0);
+	xdr_put_u32(&b->x, 0);
+	xdr_put_bool(&b->x, false);
+	op(b, OP4_PUTROOTFH);
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (comp = strtok_r(tmp, "/", &save); comp;
+	     comp = strtok_r(NULL, "/", &save)) {
+		op(b, OP4_LOOKUP);
+		xdr_put_string(&b->x, comp);
+	}
+}
+
+/* Skip the results of begin_on's ops; false if one failed. */
+static bool skip_prefix(struct reply *rep, const char *path)
+{
+	uint32_t v;
+	int n = 0;
+
+	if (res_next(rep, OP4_SEQUENCE) != 0 || !xdr_skip(&rep->res, 16))
+		return false;
+	for (int i = 0; i < 5; i++)
+		xdr_get_u32(&rep->res, &v);
+	if (res_next(rep, OP4_PUTROOTFH) != 0)
+		return false;
+	for (const char *p = path; *p; p++)
+		n += *p == '/' && p[1] && p[1] != '/';
+	for (int i = 0; i < n; i++)
+		if (res_next(rep, OP4_LOOKUP) != 0)
+			return false;
+	return true;
+}
+
+static void put_anon_stateid(struct xdr_out *x)
+{
+	static const uint8_t zero[12];
+
+	xdr_put_u32(x, 0);
+	xdr_put_fixed(x, zero, 12);
+}
+
+/* ---- READ_PLUS decoding ---- */
+
+struct seg {
+	bool hole;
+	uint64_t off, len;
+	const uint8_t *data; /* into the reply */
+};
+
+struct rp_reply {
+	struct reply rep;
+	bool eof;
+	uint32_t n;
+	struct seg s[MAXSEG];
+};
+
+/* One READ_PLUS of [off, off + count) of dir/name; 0 or the op status. */
+static uint32_t read_plus(const char *dir, const char *name, uint64_t off,
+                          uint32_t count, struct rp_reply *r)
+{
+	struct cbuf b;
+	uint32_t st, type, len;
+
+	memset(&r->rep.res, 0, sizeof(r->rep.res));
+	r->n = 0;
+	begin_on(&b, dir);
+	op(&b, OP4_LOOKUP);
+	xdr_put_string(&b.x, name);
+	op(&b, OP4_READ_PLUS);
+	put_anon_stateid(&b.x);
+	xdr_put_u64(&b.x, off);
+	xdr_put_u32(&b.x, count);
+	st = c_send(&b, &r->rep);
+	if (st != 0)
+		return st;
+	if (!skip_prefix(&r->rep, dir) || res_next(&r->rep, OP4_LOOKUP) ||
+	    res_next(&r->rep, OP4_READ_PLUS))
+		return 0xbad;
+	if (!xdr_get_bool(&r->rep.res, &r->eof) ||
+	    !xdr_get_u32(&r->rep.res, &r->n) || r->n > MAXSEG)
+		return 0xbad1;
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct seg *s = &r->s[i];
+
+		xdr_get_u32(&r->rep.res, &type);
+		xdr_get_u64(&r->rep.res, &s->off);
+		s->hole = type == 1;
+		if (type == 1) {
+			xdr_get_u64(&r->rep.res, &s->len);
+		} else if (type == 0) { /* opaque<>: a 32-bit length */
+			xdr_get_opaque_ref(&r->rep.res, &s->data, &len,
+			                   1u << 30);
+			s->len = len;
+		} else {
+			return 0xbad2;
+		}
+	}
+	return r->rep.res.err || xdr_in_remaining(&r->rep.res) ? 0xbad3 : 0;
+}
+
+/* ---- files and their real maps ---- */
+
+struct file {
+	char path[160];
+	uint8_t *content;
+	uint64_t size;
+	struct {
+		uint64_t off, len;
+		bool hole;
+	} map[4096];
+	int nmap;
+};
+
+/* Alternate unit bytes of data and hole; unit 0: all data (data) or all
+ * hole; zeros: the "holes" are written zeros (allocated). */
+static int make_file(const char *dir, const char *name, uint64_t size,
+                     uint64_t unit, bool hole_first, bool data, bool zeros)
+{
+	char path[200];
+	uint8_t *buf = malloc(size);
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0 || !buf) {
+		free(buf);
+		return -1;
+	}
+	for (uint64_t i = 0; i < size; i++)
+		buf[i] = (uint8_t)(i * 7 + 1) | 1; /* never zero */
+	for (uint64_t o = 0; o < size; o += unit ? unit : size) {
+		uint64_t n = unit && size - o > unit ? unit : size - o;
+		bool is_data =
+		    unit ? ((o / unit) % 2 == 0) != hole_first : data;
+
+		if (!is_data && zeros)
+			memset(buf + o, 0, n);
+		if ((is_data || zeros) && pwrite(fd, buf + o, n, (off_t)o) < 0)
+			rc = -1;
+	}
+	if (ftruncate(fd, (off_t)size) != 0 || fsync(fd) != 0)
+		rc = -1;
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+static bool load_file(const char *dir, const char *name, struct file *f)
+{
+	struct stat st;
+	uint64_t pos = 0;
+	int fd;
+
+	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+	fd = open(f->path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return false;
+	f->size = (uint64_t)st.st_size;
+	f->content = malloc(f->size + 1);
+	if (pread(fd, f->content, f->size, 0) != (ssize_t)f->size) {
+		close(fd);
+		return false;
+	}
+	f->nmap = 0;
+	while (pos < f->size && f->nmap < 4096) {
+		off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+		uint64_t dd = d < 0 ? f->size : (uint64_t)d, h;
+
+		if (dd > pos) {
+			f->map[f->nmap].off = pos;
+			f->map[f->nmap].len = dd - pos;
+			f->map[f->nmap++].hole = true;
+			pos = dd;
+			continue;
+		}
+		h = (uint64_t)lseek(fd, (off_t)pos, SEEK_HOLE);
+		f->map[f->nmap].off = pos;
+		f->map[f->nmap].len = h - pos;
+		f->map[f->nmap++].hole = false;
+		pos = h;
+	}
+	close(fd);
+	return true;
+}
+
+/* The real extent holding off. */
+static int extent_of(const struct file *f, uint64_t off)
+{
+	for (int i = 0; i < f->nmap; i++)
+		if (off >= f->map[i].off && off < f->map[i].off + f->map[i].len)
+			return i;
+	return -1;
+}
+
+static bool all_zero(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+struct verdict {
+	bool ok;           /* contiguous, in range, content right */
+	bool exact;        /* HOLE segments are exactly the real holes */
+	uint64_t holes;    /* bytes sent as HOLE */
+	uint64_t tiny;     /* bytes of real holes under min sent as data */
+	uint64_t big_data; /* bytes of real holes >= min sent as data */
+	uint64_t wire;     /* reply bytes */
+	uint32_t rpcs, segs;
+};
+
+/* Read all of f through READ_PLUS in count-byte calls and judge it against
+ * the real map: data bytes must equal the file, holes must be real holes
+ * (or zero blocks with detect_zeroes); with min, a real hole is sent as a
+ * HOLE segment exactly when it is at least min long. */
+static struct verdict read_all(const char *dir, const char *name,
+                               const struct file *f, uint32_t count,
+                               uint64_t min, bool zeroes)
+{
+	static struct rp_reply r;
+	struct verdict v = {.ok = true, .exact = true};
+	uint64_t pos = 0;
+
+	while (pos < f->size && v.ok && v.rpcs < 100000) {
+		uint32_t st = read_plus(dir, name, pos, count, &r);
+
+		v.rpcs++;
+		v.wire += r.rep.buf.len;
+		if (st != 0 || r.n == 0) {
+			v.ok = false;
+			break;
+		}
+		for (uint32_t i = 0; i < r.n && v.ok; i++) {
+			const struct seg *s = &r.s[i];
+			int e = extent_of(f, s->off);
+
+			v.segs++;
+			if (s->off != pos || s->len == 0 ||
+			    s->off + s->len > f->size || e < 0) {
+				v.ok = false;
+				break;
+			}
+			if (s->hole) {
+				v.holes += s->len;
+				if (!f->map[e].hole &&
+				    !(zeroes &&
+				      all_zero(f->content + s->off, s->len)))
+					v.ok = false;
+				if (f->map[e].hole &&
+				    f->map[e].off + f->map[e].len <
+				        s->off + s->len)
+					v.ok = false; /* past the hole */
+				if (f->map[e].hole && f->map[e].len < min)
+					v.exact = false;
+			} else {
+				if (memcmp(s->data, f->content + s->off,
+				           s->len) != 0)
+					v.ok = false;
+				/* every real hole inside the data */
+				for (int k = e; k < f->nmap &&
+				                f->map[k].off < s->off + s->len;
+				     k++) {
+					if (!f->map[k].hole)
+						continue;
+					if (f->map[k].len < min)
+						v.tiny += f->map[k].len;
+					else
+						v.big_data += f->map[k].len;
+				}
+			}
+			pos = s->off + s->len;
+		}
+		if (r.eof != (pos >= f->size))
+			v.ok = false;
+		if (pos - (r.s[0].off) > count)
+			v.ok = false; /* more than asked for */
+	}
+	if (pos != f->size)
+		v.ok = false;
+	if (v.big_data)
+		v.exact = false;
+	xdr_out_free(&r.rep.buf);
+	return v;
+}
+
+/* ---- tests ---- */
+
+static char rp0[96], rpbig[96], rpdz[96];
+
+static const struct shape {
+	const char *name;
+	uint64_t unit;
+	bool hole_first, data;
+} shapes[] = {
+    {"data", 0, false, true},           {"hole", 0, false, false},
+    {"mixed-4d", 4096, false, false},   {"mixed-4h", 4096, true, false},
+    {"mixed-8d", 8192, false, false},   {"mixed-16h", 16384, true, false},
+    {"mixed-32d", 32768, false, false}, {"mixed-32h", 32768, true, false},
+};
+
+static void test_every_hole(void)
+{
+	char msg[128];
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const struct shape *sh = &shapes[i];
+		static struct file f;
+		struct verdict v;
+
+		make_file(rp0, sh->name, FSIZE + 12345, sh->unit,
+		          sh->hole_first, sh->data, false);
+		CHECK(load_file(rp0, sh->name, &f), "load the file");
+		for (uint32_t count = 1 << 18; count <= 1 << 20; count <<= 2) {
+			v = read_all(rp0, sh->name, &f, count, 1, false);
+			snprintf(msg, sizeof(msg),
+			         "min_hole=0 %s count %u: segments and "
+			         "content match the file",
+			         sh->name, count);
+			CHECK(v.ok, msg);
+			snprintf(msg, sizeof(msg),
+			         "min_hole=0 %s count %u: every hole a HOLE "
+			         "segment",
+			         sh->name, count);
+			CHECK(v.exact && v.tiny == 0, msg);
+		}
+		free(f.content);
+	}
+}
+
+static void test_threshold(void)
+{
+	static struct file f;
+	struct verdict v;
+
+	/* 4 KiB..32 KiB holes under a 64 KiB threshold go as zeros. */
+	make_file(rpbig, "mixed-16h", FSIZE, 16384, true, false, false);
+	load_file(rpbig, "mixed-16h", &f);
+	v = read_all(rpbig, "mixed-16h", &f, 1 << 20, 65536, false);
+	CHECK(v.ok, "min_hole=64k mixed-16h: content right");
+	CHECK(v.holes == 0 && v.tiny == FSIZE / 2,
+	      "min_hole=64k mixed-16h: 16 KiB holes sent as zeros");
+	CHECK(v.segs <= 2, "min_hole=64k mixed-16h: one DATA per reply");
+	free(f.content);
+
+	/* 64 KiB and longer holes still go as holes. */
+	make_file(rpbig, "mixed-64h", FSIZE, 65536, true, false, false);
+	load_file(rpbig, "mixed-64h", &f);
+	v = read_all(rpbig, "mixed-64h", &f, 1 << 20, 65536, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2,
+	      "min_hole=64k mixed-64h: 64 KiB holes sent as holes");
+	free(f.content);
+
+	make_file(rpbig, "hole", FSIZE, 0, false, false, false);
+	load_file(rpbig, "hole", &f);
+	v = read_all(rpbig, "hole", &f, 1 << 20, 65536, false);
+	CHECK(v.ok && v.holes == FSIZE && v.rpcs == 1,
+	      "min_hole=64k hole: one HOLE segment");
+	CHECK(v.wire < 512, "hole: a reply of a few hundred bytes");
+	free(f.content);
+
+	/* The default export (no option) keeps 4 KiB holes as holes. */
+	CHECK(EXP_READPLUS_MIN_HOLE_DEFAULT <= 4096,
+	      "default threshold sends block-sized holes");
+}
+
+static void test_detect_zeroes(void)
+{
+	static struct file f;
+	struct verdict v;
+
+	/* Written zeros, no real holes at all. */
+	make_file(rpdz, "zeros-32", FSIZE, 32768, false, false, true);
+	load_file(rpdz, "zeros-32", &f);
+	CHECK(f.nmap == 1 && !f.map[0].hole, "zeros-32 has no real hole");
+	v = read_all(rpdz, "zeros-32", &f, 1 << 20, 1, true);
+	CHECK(v.ok, "detect_zeroes zeros-32: content right");
+	CHECK(v.holes == FSIZE / 2,
+	      "detect_zeroes zeros-32: zero blocks sent as holes");
+	v = read_all(rpdz, "zeros-32", &f, 100000, 1, true);
+	CHECK(v.ok, "detect_zeroes zeros-32, unaligned count: content right");
+	free(f.content);
+
+	make_file(rpdz, "mixed-4d", FSIZE, 4096, false, false, false);
+	load_file(rpdz, "mixed-4d", &f);
+	v = read_all(rpdz, "mixed-4d", &f, 1 << 20, 1, true);
+	CHECK(v.ok && v.holes == FSIZE / 2,
+	      "detect_zeroes mixed-4d: real holes still holes");
+	free(f.content);
+
+	/* Same zeros without the option: all data. */
+	make_file(rp0, "zeros-32", FSIZE, 32768, false, false, true);
+	load_file(rp0, "zeros-32", &f);
+	v = read_all(rp0, "zeros-32", &f, 1 << 20, 1, false);
+	CHECK(v.ok && v.holes == 0, "no detect_zeroes: zero blocks are data");
+	free(f.content);
+}
+
+/* SEEK answers from the same map. */
+static uint32_t seek(const char *dir, const char *name, uint64_t off, bool data,
+                     bool *eof, uint64_t *found)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	begin_on(&b, dir);
+	op(&b, OP4_LOOKUP);
+	xdr_put_string(&b.x, name);
+	op(&b, OP4_SEEK);
+	put_anon_stateid(&b.x);
+	xdr_put_u64(&b.x, off);
+	xdr_put_u32(&b.x, data ? 0 : 1);
+	st = c_send(&b, &rep);
+	if (st == 0 &&
+	    (!skip_prefix(&rep, dir) || res_next(&rep, OP4_LOOKUP) ||
+	     res_next(&rep, OP4_SEEK) || !xdr_get_bool(&rep.res, eof) ||
+	     !xdr_get_u64(&rep.res, found)))
+		st = 0xbad;
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+static void test_seek(void)
+{
+	bool eof;
+	uint64_t found;
+
+	make_file(rp0, "mixed-32h", FSIZE, 32768, true, false, false);
+	CHECK(seek(rp0, "mixed-32h", 0, true, &eof, &found) == 0 &&
+	          found == 32768 && !eof,
+	      "SEEK DATA from 0 in mixed-32h");
+	CHECK(seek(rp0, "mixed-32h", 40000, false, &eof, &found) == 0 &&
+	          found == 65536 && !eof,
+	      "SEEK HOLE from inside data");
+	CHECK(seek(rp0, "mixed-32h", 10, false, &eof, &found) == 0 &&
+	          found == 10,
+	      "SEEK HOLE inside a hole is the offset");
+	make_file(rp0, "hole", FSIZE, 0, false, false, false);
+	CHECK(seek(rp0, "hole", 5, true, &eof, &found) == 0 && eof,
+	      "SEEK DATA in an all-hole file: eof");
+	CHECK(seek(rp0, "hole", FSIZE, true, &eof, &found) == NFS4ERR_NXIO,
+	      "SEEK at EOF: NXIO");
+}
+
+/* ---- setup ---- */
+
+static int setup(void)
+{
+	const char *specs[3];
+	char s0[160], s1[160], s2[160], err[256];
+	struct export_table *t;
+	int rc;
+
+	snprintf(base, sizeof(base), "/tmp/snfs-rplus-XXXXXX");
+	if (!mkdtemp(base))
+		return -errno;
+	snprintf(rp0, sizeof(rp0), "%s/rp0", base);
+	snprintf(rpbig, sizeof(rpbig), "%s/rpbig", base);
+	snprintf(rpdz, sizeof(rpdz), "%s/rpdz", base);
+	mkdir(rp0, 0755);
+	mkdir(rpbig, 0755);
+	mkdir(rpdz, 0755);
+	snprintf(s0, sizeof(s0),
+	         "%s:rw,insecure,no_root_squash,"
+	         "readplus_min_hole=0",
+	         rp0);
+	snprintf(s1, sizeof(s1),
+	         "%s:rw,insecure,no_root_squash,"
+	         "readplus_min_hole=64k",
+	         rpbig);
+	snprintf(s2, sizeof(s2),
+	         "%s:rw,insecure,no_root_squash,"
+	         "readplus_min_hole=0,detect_zeroes",
+	         rpdz);
+	specs[0] = s0;
+	specs[1] = s1;
+	specs[2] = s2;
+	rc = exports_load(NULL, specs, 3, &t, err, sizeof(err));
+	if (rc) {
+		printf("# exports_load: %s\n", err);
+		return rc;
+	}
+	pthread_mutex_init(&S.exports_lock, NULL);
+	pthread_mutex_init(&S.mounts_lock, NULL);
+	S.exports = t;
+	for (int i = 0; i < 16; i++)
+		S.fh_key[i] = (uint8_t)(i * 3 + 7);
+	memcpy(S.write_verf, "VERF4242", 8);
+	S.boot_time_ns = 1;
+	S.cfg.state_dir = base;
+	S.svc = rpc_service_new(&S);
+	if (!S.svc)
+		return -ENOMEM;
+	return programs_register(S.svc);
+}
+
+static void teardown(void)
+{
+	char cmd[200];
+
+	rpc_service_free(S.svc);
+	nfs4_server_free(S.nfs4);
+	exports_release(S.exports);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		printf("# cleanup of %s failed\n", base);
+}
+
+static void test_options(void)
+{
+	char spec[200], err[256];
+	const char *specs[1] = {spec};
+	struct export_table *t;
+
+	snprintf(spec, sizeof(spec), "%s:readplus_min_hole=-1", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == -EINVAL,
+	      "readplus_min_hole=-1 is refused");
+	snprintf(spec, sizeof(spec), "%s:readplus_min_hole=2g", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == -EINVAL,
+	      "readplus_min_hole=2g is refused");
+	snprintf(spec, sizeof(spec), "%s:readplus_min_hole=8k", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].readplus_min_hole == 8192 &&
+	          !(t->v[0].rules[0].flags & EXP_DETECT_ZEROES),
+	      "readplus_min_hole=8k parsed; detect_zeroes off by default");
+	if (t)
+		exports_free(t);
+}
+
+int main(void)
+{
+	int rc;
+
+	if (geteuid() != 0) {
+		printf("ok - skipped: needs root\n");
+		return 0;
+	}
+	log_set_level(LOG_ERR);
+	rc = setup();
+	CHECK(rc == 0, "setup: exports and service");
+	if (rc)
+		TEST_EXIT();
+	CHECK(make_session() == 0, "4.2 session");
+	test_every_hole();
+	test_threshold();
+	test_detect_zeroes();
+	test_seek();
+	test_options();
+	teardown();
+	TEST_EXIT();
+}
