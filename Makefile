@@ -112,9 +112,10 @@ clean:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-bench: deps $(B)/snfsd
+bench: deps $(B)/snfsd $(B)/snfs-mount
 	bench/part1.sh
 	bench/sparse.sh
+	bench/mount.sh
 
 # The READ_PLUS seed matrix alone (bench/sparse.sh: SIZE_MIB, FSES, RUNS...).
 bench-sparse: deps $(B)/snfsd $(B)/snfs

@@ -319,8 +319,7 @@ int snfs_h_unlink(struct snfs_ctx *c, const struct snfs_handle *dir,
 	int rc = to_fh(dir, &d);
 	if (rc == 0)
 		rc = c->ops->remove(c, &d, name);
-	return rc < 0 ? snfs_fail(rc, "unlink %s: %s", name, strerror(-rc))
-	              : 0;
+	return rc < 0 ? snfs_fail(rc, "unlink %s: %s", name, strerror(-rc)) : 0;
 }
 
 int snfs_h_rmdir(struct snfs_ctx *c, const struct snfs_handle *dir,

@@ -105,9 +105,8 @@ int itab_new(struct itab **out, const struct snfs_handle *root)
 	pthread_mutex_init(&t->lock, NULL);
 	/* The root is never forgotten: its count starts at one that no
 	 * FORGET pairs with. */
-	struct inode *r = t->by_ino && t->by_fh
-	                      ? add_row(t, root, FUSE_ROOT_ID)
-	                      : NULL;
+	struct inode *r =
+	    t->by_ino && t->by_fh ? add_row(t, root, FUSE_ROOT_ID) : NULL;
 	if (!r) {
 		itab_free(t);
 		return -ENOMEM;

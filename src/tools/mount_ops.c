@@ -583,8 +583,8 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ALLOCATE / DEALLOCATE (RFC 7862 sections 15.1, 15.4); NFSv3 has
  * neither, so EOPNOTSUPP (posix_fallocate then writes zeros itself). */
-static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
-                         off_t off, off_t len, struct fuse_file_info *fi)
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+                         off_t len, struct fuse_file_info *fi)
 {
 	struct snfs_file *f = file_of(fi);
 	struct snfs_stat s;
@@ -615,11 +615,10 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 
 /* Server-side COPY on NFSv4.2 (RFC 7862 section 15.2); libsnfs reads and
  * writes through its cache elsewhere. */
-static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
-                               off_t off_in, struct fuse_file_info *fi_in,
-                               fuse_ino_t ino_out, off_t off_out,
-                               struct fuse_file_info *fi_out, size_t len,
-                               int flags)
+static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+                               struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+                               off_t off_out, struct fuse_file_info *fi_out,
+                               size_t len, int flags)
 {
 	(void)ino_in;
 	(void)ino_out;
@@ -627,8 +626,8 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	int64_t n = snfs_copy(file_of(fi_in), (uint64_t)off_in,
-	                      file_of(fi_out), (uint64_t)off_out, len);
+	int64_t n = snfs_copy(file_of(fi_in), (uint64_t)off_in, file_of(fi_out),
+	                      (uint64_t)off_out, len);
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
@@ -681,8 +680,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 
 /* The stream for this mode, reopened if the kernel switched between
  * READDIR and READDIRPLUS. Called locked. */
-static int dir_stream(struct mnt *m, fuse_ino_t ino, struct mdir *md,
-                      bool plus)
+static int dir_stream(struct mnt *m, fuse_ino_t ino, struct mdir *md, bool plus)
 {
 	struct snfs_handle h;
 	if (md->d && md->plus == plus)
@@ -706,8 +704,7 @@ static bool dot_or_dotdot(const char *n)
  * READDIRPLUS an entry with a handle and attributes counts as a lookup
  * (the kernel keeps the inode); "." and ".." never do. */
 static bool add_entry(fuse_req_t req, struct mnt *m, bool plus, char *buf,
-                      size_t size, size_t *pos,
-                      const struct snfs_hdirent *ent)
+                      size_t size, size_t *pos, const struct snfs_hdirent *ent)
 {
 	struct fuse_entry_param e;
 	size_t need;

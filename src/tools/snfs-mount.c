@@ -23,8 +23,8 @@
 
 struct cmdline {
 	const char *url, *mountpoint;
-	char *full_url;    /* url with the libsnfs options appended */
-	char *fuse_opts;   /* comma list for FUSE's -o */
+	char *full_url;  /* url with the libsnfs options appended */
+	char *fuse_opts; /* comma list for FUSE's -o */
 	bool foreground, debug, timeout_given;
 	struct mnt m;
 };
@@ -47,8 +47,7 @@ static void usage(FILE *f)
 static int list_add(char **list, const char *s)
 {
 	char *n;
-	if (asprintf(&n, "%s%s%s", *list ? *list : "", *list ? "," : "", s) <
-	    0)
+	if (asprintf(&n, "%s%s%s", *list ? *list : "", *list ? "," : "", s) < 0)
 		return -ENOMEM;
 	free(*list);
 	*list = n;
@@ -79,8 +78,8 @@ static bool parse_seconds(const char *v, double *out)
 }
 
 static const char *const url_keys[] = {
-    "version",   "uid",   "gid",     "rsize",          "wsize",
-    "nfsport",   "mountport", "cache", "readdir-buffer", "timeout",
+    "version", "uid",       "gid",   "rsize",          "wsize",
+    "nfsport", "mountport", "cache", "readdir-buffer", "timeout",
 };
 
 /* One -o item. Returns 0 or -EINVAL. */
@@ -175,8 +174,8 @@ static int fuse_argv(struct cmdline *c, struct fuse_args *args)
 
 	if (asprintf(&fs, "fsname=%s,subtype=snfs", c->url) < 0)
 		return -ENOMEM;
-	if (fuse_opt_add_arg(args, "snfs-mount") || fuse_opt_add_arg(args, "-o") ||
-	    fuse_opt_add_arg(args, fs))
+	if (fuse_opt_add_arg(args, "snfs-mount") ||
+	    fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, fs))
 		rc = -ENOMEM;
 	if (rc == 0 && c->fuse_opts &&
 	    (fuse_opt_add_arg(args, "-o") ||

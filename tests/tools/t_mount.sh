@@ -146,16 +146,17 @@ try: os.lseek(fd, 50<<20, os.SEEK_DATA); print("no error")
 except OSError as e: print(e.errno)' "$M/sparse")
 	check_eq "v3: SEEK_DATA past the end gives ENXIO" 6 "$r"
 	r=$(fallocate -p -o 0 -l 4096 "$M/sparse" 2>&1)
-	case "$r" in *"not supported"*) ok "v3: fallocate punch hole: EOPNOTSUPP" ;; *) notok "v3: fallocate punch hole ($r)" ;; esac
+	case "$r" in *"not supported"* | *unsupported*) ok "v3: fallocate punch hole: EOPNOTSUPP" ;; *) notok "v3: fallocate punch hole ($r)" ;; esac
 	rm -f "$M/sparse"
 
-	# RENAME_NOREPLACE cannot be honoured over NFS: EINVAL; mv falls back.
+	# RENAME_NOREPLACE cannot be honoured over NFS: EINVAL (the kernel
+	# itself answers EEXIST when it knows the target); mv falls back.
 	echo a >"$M/ra"
 	echo b >"$M/rb"
 	r=$(python3 -c 'import ctypes,os,sys
 libc=ctypes.CDLL(None, use_errno=True)
 r=libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 1)
-print(ctypes.get_errno() if r else 0)' "$M/ra" "$M/rb")
+print(ctypes.get_errno() if r else 0)' "$M/ra" "$M/rc")
 	check_eq "v3: renameat2(RENAME_NOREPLACE) gives EINVAL" 22 "$r"
 	mv "$M/ra" "$M/rb" && check_eq "v3: mv after that" a "$(cat "$EXP/rb")"
 	rm -f "$M/rb"
@@ -164,16 +165,15 @@ print(ctypes.get_errno() if r else 0)' "$M/ra" "$M/rb")
 	# ls -f on a big directory made on the server's disk.
 	gcc -O2 -o "$ROOT/build/mkfiles" "$PEERS/mkfiles.c" || notok "build mkfiles"
 	"$ROOT/build/mkfiles" dir "$EXP/many" "$NENTRIES" >/dev/null
-	n=$(ls -f "$M/many" | wc -l)
-	check_eq "v3: ls -f of $NENTRIES entries" $((NENTRIES + 2)) "$n"
-	n=$(ls -f "$M/many" | sort -u | wc -l)
-	check_eq "v3: ls -f again, no duplicates" $((NENTRIES + 2)) "$n"
+	ls -f "$M/many" >"$T_DIR/many.ls"
+	check_eq "v3: ls -f of $NENTRIES entries" $((NENTRIES + 2)) "$(wc -l <"$T_DIR/many.ls")"
+	check_eq "v3: ls -f: no duplicates" $((NENTRIES + 2)) "$(sort -u "$T_DIR/many.ls" | wc -l)"
 	rm -rf "$EXP/many"
 
 	lap "fio: random"
-	# fio: random reads and writes, every block verified.
+	# fio: random reads and writes, every block verified (4 x 8 MiB).
 	mkdir -p "$M/fio"
-	if fio --name=randrw --directory="$M/fio" --rw=randrw --size=32M --bs=4k \
+	if fio --name=randrw --directory="$M/fio" --rw=randrw --size=8M --bs=4k \
 		--numjobs=4 --ioengine=psync --verify=crc32c --do_verify=1 \
 		--group_reporting --output="$T_DIR/fio.out" >/dev/null 2>&1 &&
 		grep -q 'err= 0' "$T_DIR/fio.out"; then
@@ -187,8 +187,8 @@ print(ctypes.get_errno() if r else 0)' "$M/ra" "$M/rb")
 	lap "sysbench fileio"
 	# sysbench fileio rndrw (the seed's run, smaller and shorter).
 	mkdir -p "$M/sb"
-	SB=(--file-test-mode=rndrw --file-block-size=2K --file-total-size=64M
-		--threads=16 --file-rw-ratio=0.5 --time=15)
+	SB=(--file-test-mode=rndrw --file-block-size=2K --file-total-size=32M
+		--threads=16 --file-rw-ratio=0.5 --time=10)
 	if (cd "$M/sb" && sysbench fileio "${SB[@]}" prepare &&
 		sysbench fileio "${SB[@]}" run && sysbench fileio "${SB[@]}" cleanup) >"$T_DIR/sb.out" 2>&1 &&
 		grep -q 'reads/s' "$T_DIR/sb.out" && ! grep -qi 'error\|FATAL' "$T_DIR/sb.out"; then
