@@ -21,12 +21,13 @@ SNFSD_MAIN := src/server/main.c
 # sources plus the XDR cursors and the logger it shares with the server.
 CLIENT_SRCS := $(wildcard src/client/*.c) $(wildcard src/xdr/*.c) src/util/log.c
 SNFS_MAIN := src/tools/snfs.c
+SNFS_EXTRA := src/tools/snfs_bench.c
 
 TEST_SRCS := $(shell find tests -name 'test_*.c' 2>/dev/null | sort)
 TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
-.PHONY: all asan run check install clean format deps deps-test bench bench-sparse
+.PHONY: all asan run check install clean format deps deps-test bench bench-sparse bench-client
 all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(B)/snfs-mount $(TEST_BINS)
 asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(A)/snfs-mount $(TEST_BINS_ASAN)
 
@@ -52,9 +53,9 @@ $(B)/libsnfs.a: $(patsubst %.c,$(B)/%.o,$(CLIENT_SRCS))
 $(A)/libsnfs.a: $(patsubst %.c,$(A)/%.o,$(CLIENT_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
-$(B)/snfs: $(B)/src/tools/snfs.o $(B)/libsnfs.a
+$(B)/snfs: $(B)/src/tools/snfs.o $(patsubst %.c,$(B)/%.o,$(SNFS_EXTRA)) $(B)/libsnfs.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-$(A)/snfs: $(A)/src/tools/snfs.o $(A)/libsnfs.a
+$(A)/snfs: $(A)/src/tools/snfs.o $(patsubst %.c,$(A)/%.o,$(SNFS_EXTRA)) $(A)/libsnfs.a
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 # snfs-mount (issue 6): FUSE on libsnfs's handle API, with libfuse3.
@@ -116,6 +117,12 @@ bench: deps $(B)/snfsd $(B)/snfs-mount
 	bench/part1.sh
 	bench/sparse.sh
 	bench/mount.sh
+	bench/client.sh
+
+# The client benches alone (bench/client.sh: DIR_ENTRIES, SIZE_MIB,
+# BENCH_TIME, VERSIONS, ...; see the script).
+bench-client: deps $(B)/snfsd $(B)/snfs
+	bench/client.sh
 
 # The READ_PLUS seed matrix alone (bench/sparse.sh: SIZE_MIB, FSES, RUNS...).
 bench-sparse: deps $(B)/snfsd $(B)/snfs

@@ -11,6 +11,7 @@
  * URLs take libnfs's form:
  *   nfs://host[:port]/export/path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=
  *         &readdir-buffer=&nfsport=&mountport=&cache=&timeout=
+ *         &pagecache=partial|full|off
  * The export is found by asking the server for its export list, and failing
  * that by trying MNT on successively shorter prefixes of the path.
  */
@@ -37,6 +38,18 @@ enum snfs_version {
 	SNFS_V42 = 42,
 };
 
+/* Page cache policy (?pagecache=). PARTIAL, the default, keeps valid byte
+ * ranges per page: a write never reads first. FULL behaves like a classic
+ * cache of whole 4 KiB pages: a read miss or a write that covers a page
+ * only in part READs that page first (read-modify-write); it is there to
+ * measure what PARTIAL saves. OFF: no page cache (as cache=0). */
+enum snfs_pagecache {
+	SNFS_PC_DEFAULT = 0,
+	SNFS_PC_PARTIAL,
+	SNFS_PC_FULL,
+	SNFS_PC_OFF,
+};
+
 /* Settings that a URL may also give (the URL wins when both do). A zero
  * field means "the default". */
 struct snfs_mount_opts {
@@ -44,6 +57,7 @@ struct snfs_mount_opts {
 	uint32_t rsize, wsize;   /* READ/WRITE payload per RPC */
 	uint32_t readdir_buffer; /* READDIR reply size, up to 1 MiB */
 	uint32_t timeout_ms;     /* per call, across reconnects */
+	enum snfs_pagecache pagecache;
 };
 
 /* Parsed URL (see snfs_url_parse). Strings are owned by the struct. */
@@ -61,6 +75,7 @@ struct snfs_url {
 	size_t cache_size;
 	bool cache_given;
 	uint32_t timeout_ms;
+	enum snfs_pagecache pagecache; /* SNFS_PC_DEFAULT: not given */
 };
 
 /* Returns 0 or -EINVAL (message in snfs_last_error()). */

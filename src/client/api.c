@@ -112,6 +112,11 @@ static void apply_opts(struct snfs_ctx *c, const struct snfs_mount_opts *o)
 		c->cache_size = c->url.cache_size;
 	if (c->url.timeout_ms)
 		c->rpc_cfg.timeout_ms = c->url.timeout_ms;
+	c->pagecache = o ? o->pagecache : SNFS_PC_DEFAULT;
+	if (c->url.pagecache != SNFS_PC_DEFAULT)
+		c->pagecache = c->url.pagecache;
+	if (c->pagecache == SNFS_PC_OFF)
+		c->cache_size = 0;
 	if (c->rsize < 4096)
 		c->rsize = 4096;
 	if (c->wsize < 4096)
@@ -153,6 +158,8 @@ int snfs_mount(const char *url, const struct snfs_mount_opts *opts,
 	size_t big = c->rsize > c->dirbuf ? c->rsize : c->dirbuf;
 	c->rpc_cfg.max_reply = big + (256u << 10);
 	rc = pc_cache_new(&c->pc, c->cache_size);
+	if (rc == 0)
+		c->pc->classic = c->pagecache == SNFS_PC_FULL;
 	if (rc == 0)
 		rc = rd_cache_new(&c->rd, DIRCACHE_BYTES);
 	if (rc == 0)

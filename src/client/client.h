@@ -145,6 +145,7 @@ struct snfs_ctx {
 	struct snfs_fh base; /* what url_path names */
 	uint32_t rsize, wsize, dirbuf;
 	size_t cache_size;
+	enum snfs_pagecache pagecache; /* from the URL or the mount options */
 	struct snfs_counters stats;
 	struct pc_cache *pc;
 	struct rd_cache *rd;

@@ -642,6 +642,54 @@ static void copy_out(struct pc_file *f, uint8_t *dst, uint64_t off,
 
 static void trim(struct pc_file *f);
 
+/* pagecache=full: widen [*lo, *hi) to whole classic pages, but not past
+ * the end of the file (a classic cache reads nothing there either). */
+static void classic_round(struct pc_file *f, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t e =
+	    (*hi + PC_CLASSIC_PAGE - 1) & ~(uint64_t)(PC_CLASSIC_PAGE - 1);
+	*lo &= ~(uint64_t)(PC_CLASSIC_PAGE - 1);
+	*hi = e < f->size ? e : f->size;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/* pagecache=full: before a write of [off, off + count), READ what is
+ * missing of the classic pages it covers only in part, as a cache that
+ * knows only whole pages must (read-modify-write). */
+static int classic_prefill(struct pc_file *f, uint64_t off, uint64_t count)
+{
+	const uint64_t mask = ~(uint64_t)(PC_CLASSIC_PAGE - 1);
+	uint64_t end = off + count, pg[2];
+	int n = 0, rc = 0;
+
+	if (count == 0)
+		return 0;
+	if ((off & ~mask) || end - (off & mask) < PC_CLASSIC_PAGE)
+		pg[n++] = off & mask;
+	if ((end & ~mask) && (n == 0 || ((end - 1) & mask) != pg[0]))
+		pg[n++] = (end - 1) & mask;
+	for (int i = 0; i < n && rc == 0; i++) {
+		uint64_t s = pg[i], e = s + PC_CLASSIC_PAGE;
+		struct span *sp = NULL;
+		size_t nsp = 0;
+		bool progress = false;
+		if (e > f->size)
+			e = f->size;
+		if (s >= e)
+			continue;
+		rc = missing_spans(f, s, e, &sp, &nsp);
+		if (rc == 0 && nsp) {
+			for (size_t k = 0; k < nsp; k++)
+				counter_add(&f->c->stats.cache_misses,
+				            sp[k].len);
+			rc = fetch_spans(f, sp, nsp, &progress);
+		}
+		free(sp);
+	}
+	return rc;
+}
+
 ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 {
 	struct snfs_ctx *c = f->c;
@@ -665,7 +713,10 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		bool progress = false;
 		if (off >= end)
 			break;
-		rc = missing_spans(f, off, end, &sp, &nsp);
+		uint64_t lo = off, hi = end;
+		if (c->pc->classic)
+			classic_round(f, &lo, &hi);
+		rc = missing_spans(f, lo, hi, &sp, &nsp);
 		if (rc < 0 || nsp == 0) {
 			free(sp);
 			break;
@@ -673,7 +724,7 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		/* Read ahead when the caller reads sequentially and the
 		 * last hole reaches the end of this read. */
 		struct span *last = &sp[nsp - 1];
-		if (f->ra && last->off + last->len == end && c->pc->budget) {
+		if (f->ra && last->off + last->len == hi && c->pc->budget) {
 			uint64_t ra_end = end + f->ra;
 			last->len =
 			    (ra_end < f->size ? ra_end : f->size) - last->off;
@@ -982,6 +1033,13 @@ ssize_t pc_write(struct pc_file *f, const void *buf, size_t count, uint64_t off)
 	if (count > SSIZE_MAX)
 		count = SSIZE_MAX;
 	pthread_mutex_lock(&f->lock);
+	if (f->c->pc->classic) {
+		rc = classic_prefill(f, off, count);
+		if (rc < 0) {
+			pthread_mutex_unlock(&f->lock);
+			return rc;
+		}
+	}
 	while (left > 0) {
 		uint64_t idx = pos >> PC_PAGE_SHIFT;
 		uint32_t ps = (uint32_t)(pos & (PC_PAGE_SIZE - 1));

@@ -19,6 +19,9 @@
 
 #define PC_PAGE_SHIFT 16
 #define PC_PAGE_SIZE (1u << PC_PAGE_SHIFT)
+/* The page of a classic cache (pagecache=full), which must be read whole
+ * before it takes a partial write: Linux's 4 KiB. */
+#define PC_CLASSIC_PAGE 4096u
 
 /* A sorted set of disjoint, non-adjacent byte ranges [s, e) of one page. */
 struct rrange {
@@ -74,6 +77,7 @@ struct pc_cache {
 	pthread_mutex_t lock;
 	size_t budget; /* bytes of pages; 0: cache off */
 	size_t used;   /* atomic */
+	bool classic;  /* SNFS_PC_FULL: whole PC_CLASSIC_PAGE pages only */
 	struct pc_file files;
 };
 

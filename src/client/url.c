@@ -104,6 +104,23 @@ static int parse_version(const char *v, enum snfs_version *out)
 	return 0;
 }
 
+/* partial|full|off; a number is libnfs's page count, accepted and
+ * ignored so its URLs keep working. */
+static int parse_pagecache(const char *v, enum snfs_pagecache *out)
+{
+	uint32_t n;
+
+	if (!strcmp(v, "partial"))
+		*out = SNFS_PC_PARTIAL;
+	else if (!strcmp(v, "full"))
+		*out = SNFS_PC_FULL;
+	else if (!strcmp(v, "off"))
+		*out = SNFS_PC_OFF;
+	else
+		return parse_u32(v, UINT32_MAX, &n);
+	return 0;
+}
+
 static int parse_option(struct snfs_url *u, const char *k, const char *v)
 {
 	uint32_t n;
@@ -135,13 +152,14 @@ static int parse_option(struct snfs_url *u, const char *k, const char *v)
 	} else if (!strcmp(k, "cache")) {
 		rc = parse_size(v, &u->cache_size);
 		u->cache_given = true;
+	} else if (!strcmp(k, "pagecache")) {
+		rc = parse_pagecache(v, &u->pagecache);
 	} else if (!strcmp(k, "timeout")) {
 		rc = parse_u32(v, 86400, &n);
 		u->timeout_ms = n * 1000;
 	} else {
 		/* libnfs arguments we accept and ignore, so its URLs work */
 		static const char *const ignored[] = {"readahead",
-		                                      "pagecache",
 		                                      "dircache",
 		                                      "autoreconnect",
 		                                      "auto-traverse-mounts",

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "snfs/snfs.h"
+#include "tools/snfs_bench.h"
 
 #define CHUNK (1u << 20)
 #define ZBLOCK 4096u
@@ -1178,7 +1179,8 @@ static void help(void)
 	    "Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
 	    "NFS without a mount. URLs: "
 	    "nfs://host[:port]/export/path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=\n"
-	    "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n\n"
+	    "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n"
+	    "  &pagecache=partial|full|off\n\n"
 	    "Commands:\n"
 	    "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "
 	    "kept\n"
@@ -1189,13 +1191,14 @@ static void help(void)
 	    "  mkdir [-p] URL...   make directories\n"
 	    "  rm [-rf] URL...     remove files or directories\n"
 	    "  mv SRC DST          rename within one export\n"
-	    "  df URL...           space on the export\n\n"
+	    "  df URL...           space on the export\n"
+	    "%s\n"
 	    "Options:\n"
 	    "  --stats   print RPC counters to standard error at the end\n"
 	    "  --help    this help\n\n"
 	    "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
 	    "cannot be accessed).\n",
-	    prog);
+	    prog, snfs_bench_help);
 }
 
 int main(int argc, char **argv)
@@ -1206,7 +1209,8 @@ int main(int argc, char **argv)
 	} cmds[] = {
 	    {"cp", cmd_cp},     {"cat", cmd_cat},     {"ls", cmd_ls},
 	    {"stat", cmd_stat}, {"holes", cmd_holes}, {"mkdir", cmd_mkdir},
-	    {"rm", cmd_rm},     {"mv", cmd_mv},       {"df", cmd_df}};
+	    {"rm", cmd_rm},     {"mv", cmd_mv},       {"df", cmd_df},
+	    {"bench", snfs_cmd_bench}};
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
