@@ -112,6 +112,11 @@ struct bk_dirent {
 	const char *name;
 	uint32_t namelen;
 	enum bk_ftype type; /* 0 if unknown */
+	/* Filled by readdir_plus where the backend could find them cheaply
+	 * from the open directory (NULL otherwise, and for "." and ".."): the
+	 * caller then looks the name up itself. */
+	const struct bk_handle *handle;
+	const struct bk_attr *attr;
 };
 
 /* Called per entry; return 0 for more, 1 to stop before consuming this
@@ -256,6 +261,13 @@ struct bk_ops {
 	int (*extents)(struct bk_export *ex, const struct bk_cred *cr,
 		       const struct bk_handle *h, uint64_t off, uint64_t len,
 		       struct bk_extent *out, int max, int *n);
+
+	/* readdir that also gives each entry's handle and attributes where
+	 * it can (READDIRPLUS, NFSv4 READDIR): far cheaper than a lookup per
+	 * name. NULL where unsupported. */
+	int (*readdir_plus)(struct bk_export *ex, const struct bk_cred *cr,
+			    const struct bk_handle *dir, uint64_t cookie,
+			    bk_dirent_fn fn, void *arg, bool *eof);
 };
 
 extern const struct bk_ops bk_posix_ops;

@@ -237,9 +237,31 @@ static int cursor_fill(struct dir_cursor *c)
 	return 0;
 }
 
-/* Hand entries to fn until it stops, fails or the directory ends. */
-static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
-                       bool *eof)
+/* READDIRPLUS without a lookup per name: the handle and attributes of
+ * an entry found from the open directory (2 syscalls instead of ~9). Left
+ * out for "." and ".." (the caller's lookup keeps ".." of the export root
+ * at the root) and for mount points, which the lookup path refuses. */
+static void entry_plus(struct bk_export *ex, int dirfd, struct bk_dirent *e,
+                       struct bk_handle *h, struct bk_attr *a)
+{
+	struct stat st;
+
+	if (posix_is_dot_or_dotdot(e->name))
+		return;
+	if (fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    st.st_dev != ex->dev)
+		return;
+	if (posix_handle_of(dirfd, e->name, h) != 0)
+		return;
+	posix_fill_attr(ex, &st, a);
+	e->handle = h;
+	e->attr = a;
+}
+
+/* Hand entries to fn until it stops, fails or the directory ends; with
+ * ex set, each entry carries its handle and attributes. */
+static int cursor_emit(struct dir_cursor *c, struct bk_export *ex,
+                       bk_dirent_fn fn, void *arg, bool *eof)
 {
 	const size_t hdr = offsetof(struct linux_dirent64, d_name);
 
@@ -247,6 +269,8 @@ static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
 	for (;;) {
 		struct linux_dirent64 *d;
 		struct bk_dirent e;
+		struct bk_handle h;
+		struct bk_attr a;
 		int rc;
 
 		if (c->pos >= c->len) {
@@ -272,6 +296,10 @@ static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
 		e.name = d->d_name;
 		e.namelen = (uint32_t)strnlen(d->d_name, d->d_reclen - hdr);
 		e.type = ftype_of_dtype(d->d_type);
+		e.handle = NULL;
+		e.attr = NULL;
+		if (ex != NULL)
+			entry_plus(ex, c->fd, &e, &h, &a);
 		rc = fn(arg, &e);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
@@ -283,7 +311,7 @@ static int cursor_emit(struct dir_cursor *c, bk_dirent_fn fn, void *arg,
 /* RFC 1813 section 3.3.16: listing needs read permission on the directory
  * (as for a local reader and Linux nfsd), checked under the client's
  * credentials on the open stream. */
-static int dir_readable(int fd, const struct bk_cred *cr)
+static int dir_readable(int fd, const struct bk_cred *cr, bool *searchable)
 {
 	struct stat st;
 	int rc;
@@ -294,14 +322,17 @@ static int dir_readable(int fd, const struct bk_cred *cr)
 	if (rc != 0)
 		return rc;
 	rc = posix_access_fd(fd, &st, cr, R_OK);
+	/* Attributes of the names need search permission, as a lookup. */
+	*searchable = rc == 0 && posix_access_fd(fd, &st, cr, X_OK) == 0;
 	cred_leave();
 	return rc;
 }
 
-int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
-                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
-                  void *arg, bool *eof)
+static int readdir_common(struct bk_export *ex, const struct bk_cred *cr,
+                          const struct bk_handle *dir, uint64_t cookie,
+                          bk_dirent_fn fn, void *arg, bool *eof, bool plus)
 {
+	bool searchable = false;
 	struct dir_cursor *idle[CURSOR_SLOTS];
 	struct dir_cursor *c;
 	int nidle, rc;
@@ -314,9 +345,10 @@ int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
 		if (rc != 0)
 			return rc;
 	}
-	rc = dir_readable(c->fd, cr);
+	rc = dir_readable(c->fd, cr, &searchable);
 	if (rc == 0)
-		rc = cursor_emit(c, fn, arg, eof);
+		rc = cursor_emit(c, plus && searchable ? ex : NULL, fn, arg,
+		                 eof);
 	/* A finished or broken stream is not worth keeping; one the client
 	 * was refused, or whose callback failed, stays valid. */
 	if (c->end || c->broken)
@@ -324,4 +356,18 @@ int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
 	else
 		cursor_keep(ex->dirs, c);
 	return rc;
+}
+
+int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
+                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
+                  void *arg, bool *eof)
+{
+	return readdir_common(ex, cr, dir, cookie, fn, arg, eof, false);
+}
+
+int posix_readdir_plus(struct bk_export *ex, const struct bk_cred *cr,
+                       const struct bk_handle *dir, uint64_t cookie,
+                       bk_dirent_fn fn, void *arg, bool *eof)
+{
+	return readdir_common(ex, cr, dir, cookie, fn, arg, eof, true);
 }

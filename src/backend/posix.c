@@ -770,6 +770,7 @@ const struct bk_ops bk_posix_ops = {
     .rename = posix_rename,
     .link = posix_link,
     .readdir = posix_readdir,
+    .readdir_plus = posix_readdir_plus,
     .dir_verifier = px_dir_verifier,
     .statfs = px_statfs,
     .seek = px_seek,

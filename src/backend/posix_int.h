@@ -132,6 +132,9 @@ void dir_cursor_forget(struct dir_cursor_cache *c, const struct bk_handle *h);
 int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
                   const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
                   void *arg, bool *eof);
+int posix_readdir_plus(struct bk_export *ex, const struct bk_cred *cr,
+                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
+                  void *arg, bool *eof);
 
 /* hole/data maps (holemap.c), cached per file */
 int hole_map_cache_new(struct hole_map_cache **out);

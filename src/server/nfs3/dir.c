@@ -47,6 +47,12 @@ static void plus_lookup(const struct dir_fill *f, const struct bk_dirent *e,
 	pi->have_attr = pi->have_fh = false;
 	if (e->namelen == 0 || e->namelen > BK_NAME_MAX)
 		return;
+	if (e->handle && e->attr) { /* found by readdir_plus */
+		pi->attr = *e->attr;
+		pi->have_attr = true;
+		pi->have_fh = fh_make(r->srv, r->ex, e->handle, &pi->fh) == 0;
+		return;
+	}
 	memcpy(name, e->name, e->namelen);
 	name[e->namelen] = 0;
 	if (r->ex->ops->lookup(r->ex->bk, &r->cred, &r->bh, name, &h,
@@ -147,8 +153,9 @@ static int readdir_common(struct rpc_call *call, struct xdr_out *res, bool plus)
 		xdr_put_u32(res, NFS3_OK);
 		nfs3_put_post_op_attr(res, &da, r.ex->fsid);
 		xdr_put_fixed(res, verf, sizeof(verf));
-		err = r.ex->ops->readdir(r.ex->bk, &r.cred, &r.bh, cookie,
-		                         fill_entry, &f, &eof);
+		err = (plus && r.ex->ops->readdir_plus ? r.ex->ops->readdir_plus
+		                                        : r.ex->ops->readdir)(
+		    r.ex->bk, &r.cred, &r.bh, cookie, fill_entry, &f, &eof);
 		if (err == -EINVAL && cookie != 0)
 			st = NFS3ERR_BAD_COOKIE;
 		else if (err < 0)

@@ -456,8 +456,14 @@ static int rd_entry(void *arg, const struct bk_dirent *e)
 	name[e->namelen] = 0;
 	memset(&src, 0, sizeof(src));
 	src.fh = &fh;
-	rc = c->cfh.ex->ops->lookup(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-	                            name, &h, &src.a);
+	if (e->handle && e->attr) { /* found by readdir_plus */
+		h = *e->handle;
+		src.a = *e->attr;
+		rc = 0;
+	} else {
+		rc = c->cfh.ex->ops->lookup(c->cfh.ex->bk, &c->cfh.cred,
+		                            &c->cfh.bh, name, &h, &src.a);
+	}
 	if (rc == -ENOENT)
 		return 0; /* gone since the listing was read */
 	if (rc)
@@ -519,8 +525,9 @@ uint32_t nfs4_op_readdir(struct nfs4_compound *c)
 	r.c = c;
 	r.req = req;
 	r.limit = body + maxcount - 8;
-	rc = c->cfh.ex->ops->readdir(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
-	                             cookie, rd_entry, &r, &eof);
+	rc = (c->cfh.ex->ops->readdir_plus ? c->cfh.ex->ops->readdir_plus
+	                                   : c->cfh.ex->ops->readdir)(
+	    c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, cookie, rd_entry, &r, &eof);
 	if (rc < 0) {
 		xdr_out_truncate(c->res, body);
 		return rc == -EINVAL ? NFS4ERR_BAD_COOKIE : nfs4_errno(rc);
