@@ -924,19 +924,17 @@ void nfs4_io_stateid(struct snfs_ctx *c, const struct snfs_fh *fh, bool write,
 	pthread_mutex_unlock(&s->lock);
 }
 
-int nfs4_reclaim_opens(struct snfs_ctx *c, bool previous)
+/* Copy the opens that how applies to (the list may change while we call
+ * the server, so we work on copies and match results back by owner). */
+static size_t opens_to_reclaim(struct nfs4_state *s, enum nfs4_reclaim how,
+                               struct nfs4_open **out)
 {
-	struct nfs4_state *s = nfs4_st(c);
 	struct nfs4_open *v = NULL;
 	size_t n = 0, cap = 0;
 
-	pthread_mutex_lock(&s->lock);
-	if (s->reclaiming) {
-		pthread_mutex_unlock(&s->lock);
-		return 0;
-	}
-	s->reclaiming = true;
 	for (struct nfs4_open *o = s->opens.next; o != &s->opens; o = o->next) {
+		if (how == REOPEN_LOST && !o->lost)
+			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			struct nfs4_open *nv = realloc(v, cap * sizeof(*v));
@@ -946,22 +944,37 @@ int nfs4_reclaim_opens(struct snfs_ctx *c, bool previous)
 		}
 		v[n++] = *o;
 	}
+	*out = v;
+	return n;
+}
+
+int nfs4_reclaim_opens(struct snfs_ctx *c, enum nfs4_reclaim how)
+{
+	struct nfs4_state *s = nfs4_st(c);
+	struct nfs4_open *v;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->reclaiming) { /* a call of our own reclaim needed one */
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	s->reclaiming = true;
+	size_t n = opens_to_reclaim(s, how, &v);
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < n; i++) {
 		struct open_arg a = {.fh = &v[i].fh,
-		                     .claim =
-		                         previous ? CLAIM_PREVIOUS : CLAIM_FH,
+		                     .claim = how == RECLAIM_PREVIOUS
+		                                  ? CLAIM_PREVIOUS
+		                                  : CLAIM_FH,
 		                     .access = v[i].access,
 		                     .owner = v[i].owner};
 		int rc = do_open(c, &a);
-		if (rc < 0 && previous) {
-			a.claim = CLAIM_FH;
-			rc = do_open(c, &a);
-		}
 		pthread_mutex_lock(&s->lock);
 		for (struct nfs4_open *o = s->opens.next; o != &s->opens;
 		     o = o->next)
 			if (o->owner == v[i].owner) {
+				/* a lost open does its I/O with the anonymous
+				 * stateid until it is opened again */
 				o->lost = rc < 0;
 				if (rc == 0)
 					o->sid = a.sid;
@@ -970,6 +983,7 @@ int nfs4_reclaim_opens(struct snfs_ctx *c, bool previous)
 	}
 	pthread_mutex_lock(&s->lock);
 	s->reclaiming = false;
+	s->open_gen++;
 	pthread_mutex_unlock(&s->lock);
 	free(v);
 	return 0;

@@ -48,13 +48,19 @@ struct nfs4_state {
 	struct timespec last_sent;
 	uint32_t max_ops;
 
-	/* recovery is serialised; callers hold no slot while they wait */
+	/* Recovery is serialised by recover_lock. While a new session or
+	 * client is being set up and the opens reclaimed, recovering is set
+	 * and no other caller gets a slot, so nothing goes out with a
+	 * stateid of the server's previous instance, and the recovering
+	 * thread always finds the (new, empty) slot table free. */
 	pthread_mutex_t recover_lock;
+	bool recovering;
 
 	/* opens */
 	struct nfs4_open opens;
 	uint64_t next_owner;
 	bool reclaiming;
+	uint64_t open_gen; /* bumped whenever the opens were (re)claimed */
 
 	/* what the server turned out not to do */
 	bool no_read_plus, no_copy, no_verify;
@@ -88,8 +94,10 @@ struct nfs4_call {
 	struct rpc_req *req;
 	uint32_t slot;
 	uint64_t gen;
-	bool deferred; /* no slot was free at start: sent at finish */
-	uint8_t *rbuf; /* the reply (parse may point into it) */
+	uint64_t open_gen; /* s->open_gen when the call was built */
+	bool slot_kept;    /* a retry goes out on the slot still held */
+	bool deferred;     /* no slot was free at start: sent at finish */
+	uint8_t *rbuf;     /* the reply (parse may point into it) */
 	size_t rlen;
 };
 
@@ -109,8 +117,13 @@ void nfs4_call_done(struct nfs4_call *call);
 int nfs4_session_init(struct snfs_ctx *c);
 void nfs4_session_destroy(struct snfs_ctx *c);
 
-/* Open state (nfs4.c), used by recovery to reclaim. */
-int nfs4_reclaim_opens(struct snfs_ctx *c, bool previous);
+/* Open state (nfs4.c), used by recovery. RECLAIM_PREVIOUS: after a
+ * server restart, reclaim every open (CLAIM_PREVIOUS, section 8.4.2.1)
+ * and mark the ones refused lost; REOPEN_LOST: open those again by handle
+ * (CLAIM_FH; only after RECLAIM_COMPLETE, section 18.51.3); REOPEN_ALL:
+ * stateids were revoked, open every file again by handle. */
+enum nfs4_reclaim { RECLAIM_PREVIOUS, REOPEN_LOST, REOPEN_ALL };
+int nfs4_reclaim_opens(struct snfs_ctx *c, enum nfs4_reclaim how);
 /* The stateid to use for I/O on fh (anonymous when nothing is open). */
 void nfs4_io_stateid(struct snfs_ctx *c, const struct snfs_fh *fh, bool write,
                      struct nfs4_stateid *out);

@@ -33,6 +33,10 @@ enum action { ACT_NONE, ACT_RETRY, ACT_SESSION, ACT_CLIENT, ACT_REOPEN };
  * defers every further call too, so it never blocks for a slot while
  * holding one (which could deadlock threads against each other). */
 static _Thread_local int deferred_calls;
+/* Set in the thread that runs recovery: its calls (CREATE_SESSION aside,
+ * the reclaiming OPENs and RECLAIM_COMPLETE) get slots while everyone
+ * else waits for it to finish. */
+static _Thread_local bool in_recovery;
 
 static void mono_now(struct timespec *t)
 {
@@ -57,9 +61,20 @@ static void sleep_ms(uint32_t ms)
 
 struct slot_ref {
 	uint32_t slot, seq, highest;
-	uint64_t gen;
+	uint64_t gen, open_gen;
 	uint8_t sessionid[NFS4_SESSIONID_SIZE];
 };
+
+static void slot_ref_fill(struct nfs4_state *s, uint32_t i, struct slot_ref *r)
+{
+	r->slot = i;
+	r->seq = s->slot_seq[i];
+	r->highest = s->nslots - 1;
+	r->gen = s->gen;
+	r->open_gen = s->open_gen;
+	memcpy(r->sessionid, s->sessionid, NFS4_SESSIONID_SIZE);
+	mono_now(&s->last_sent);
+}
 
 static int slot_get(struct nfs4_state *s, bool block, struct slot_ref *r)
 {
@@ -69,16 +84,14 @@ static int slot_get(struct nfs4_state *s, bool block, struct slot_ref *r)
 			pthread_mutex_unlock(&s->lock);
 			return -ENOTCONN;
 		}
-		for (uint32_t i = 0; s->have_session && i < s->nslots; i++) {
+		/* during recovery only the recovering thread gets slots */
+		bool mine = !s->recovering || in_recovery;
+		for (uint32_t i = 0; mine && s->have_session && i < s->nslots;
+		     i++) {
 			if (s->slot_busy[i])
 				continue;
 			s->slot_busy[i] = true;
-			r->slot = i;
-			r->seq = s->slot_seq[i];
-			r->highest = s->nslots - 1;
-			r->gen = s->gen;
-			memcpy(r->sessionid, s->sessionid, NFS4_SESSIONID_SIZE);
-			mono_now(&s->last_sent);
+			slot_ref_fill(s, i, r);
 			pthread_mutex_unlock(&s->lock);
 			return 0;
 		}
@@ -88,6 +101,23 @@ static int slot_get(struct nfs4_state *s, bool block, struct slot_ref *r)
 		}
 		pthread_cond_wait(&s->cond, &s->lock);
 	}
+}
+
+/* The slot a call kept for its retry, if its session is still the
+ * current one (a retry never waits for a slot: a thread holding others for
+ * pipelined calls could otherwise wait on threads that wait on it). */
+static int slot_reuse(struct nfs4_state *s, uint32_t slot, uint64_t gen,
+                      struct slot_ref *r)
+{
+	int rc = -ESTALE;
+	pthread_mutex_lock(&s->lock);
+	if (gen == s->gen && slot < s->nslots && s->slot_busy[slot] &&
+	    (!s->recovering || in_recovery)) {
+		slot_ref_fill(s, slot, r);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 static void slot_put(struct nfs4_state *s, uint32_t slot, uint64_t gen,
@@ -130,6 +160,7 @@ static int send_call(struct snfs_ctx *c, struct nfs4_call *call,
 	}
 	call->slot = r->slot;
 	call->gen = r->gen;
+	call->open_gen = r->open_gen;
 	return rpc_call_start(c->rpc, NFS4_PROG, NFS4_VERS, NFS4_COMPOUND,
 	                      call->counter, &rq.x, &call->req);
 }
@@ -138,7 +169,15 @@ static int start_locked_slot(struct snfs_ctx *c, struct nfs4_call *call,
                              bool block)
 {
 	struct slot_ref r;
-	int rc = slot_get(nfs4_st(c), block, &r);
+	int rc = -ESTALE;
+	if (call->slot_kept) {
+		call->slot_kept = false;
+		rc = slot_reuse(nfs4_st(c), call->slot, call->gen, &r);
+		if (rc < 0) /* the session changed meanwhile */
+			slot_put(nfs4_st(c), call->slot, call->gen, false);
+	}
+	if (rc < 0)
+		rc = slot_get(nfs4_st(c), block, &r);
 	if (rc < 0)
 		return rc;
 	rc = send_call(c, call, &r);
@@ -152,6 +191,7 @@ int nfs4_call_start(struct snfs_ctx *c, struct nfs4_call *call)
 	call->req = NULL;
 	call->rbuf = NULL;
 	call->deferred = false;
+	call->slot_kept = false;
 	if (deferred_calls == 0) {
 		int rc = start_locked_slot(c, call, false);
 		if (rc != -EAGAIN)
@@ -162,8 +202,17 @@ int nfs4_call_start(struct snfs_ctx *c, struct nfs4_call *call)
 	return 0;
 }
 
+static void release_kept(struct snfs_ctx *c, struct nfs4_call *call)
+{
+	if (call->slot_kept) {
+		call->slot_kept = false;
+		slot_put(nfs4_st(c), call->slot, call->gen, false);
+	}
+}
+
 void nfs4_call_drop(struct snfs_ctx *c, struct nfs4_call *call)
 {
+	release_kept(c, call);
 	if (call->deferred) {
 		call->deferred = false;
 		deferred_calls--;
@@ -240,12 +289,18 @@ static int finish_once(struct snfs_ctx *c, struct nfs4_call *call,
 	rc = n == 0 ? (top ? nfs4_errno(top) : -EPROTO)
 	            : nfs4_expect(x, OP4_SEQUENCE, &seqst);
 	if (n == 0 || rc < 0) {
-		slot_put(s, call->slot, call->gen, false);
 		rpc_reply_free(&rep);
-		if (n && rc == -EPROTO)
+		if (n && rc == -EPROTO) {
+			slot_put(s, call->slot, call->gen, false);
 			return rc;
+		}
 		*status = n ? seqst : top;
 		*act = classify(*status);
+		/* SEQUENCE did not run: the retry reuses the sequence ID */
+		if (*act == ACT_RETRY)
+			call->slot_kept = true;
+		else
+			slot_put(s, call->slot, call->gen, false);
 		return rc;
 	}
 	uint8_t sid[NFS4_SESSIONID_SIZE];
@@ -253,12 +308,21 @@ static int finish_once(struct snfs_ctx *c, struct nfs4_call *call,
 	xdr_get_fixed(x, sid, sizeof(sid));
 	for (int i = 0; i < 5; i++) /* seq, slot, highest, target, flags */
 		xdr_get_u32(x, &v);
-	slot_put(s, call->slot, call->gen, true);
+	*act = x->err ? ACT_NONE : classify(top);
+	if (*act == ACT_RETRY) {
+		/* keep the slot, advanced, for the retry */
+		pthread_mutex_lock(&s->lock);
+		if (call->gen == s->gen && call->slot < s->nslots)
+			s->slot_seq[call->slot]++;
+		pthread_mutex_unlock(&s->lock);
+		call->slot_kept = true;
+	} else {
+		slot_put(s, call->slot, call->gen, true);
+	}
 	if (x->err) {
 		rpc_reply_free(&rep);
 		return -EPROTO;
 	}
-	*act = classify(top);
 	if (*act != ACT_NONE) {
 		rpc_reply_free(&rep);
 		return nfs4_errno(top);
@@ -493,24 +557,49 @@ static int reclaim_complete(struct snfs_ctx *c)
 }
 
 /* A new client ID (the server restarted or our lease ran out): reclaim
- * what we had open (section 8.4.2), then say we are done. */
+ * what we had open (section 8.4.2.1), then say we are done (section
+ * 18.51). What could not be reclaimed is opened again by handle later, in
+ * recover(): such an OPEN waits out the grace period, and the other files
+ * need not wait with it. */
 static int new_client(struct snfs_ctx *c)
 {
 	int rc = exchange_id(c);
 	if (rc == 0)
 		rc = create_session(c);
 	if (rc == 0) {
-		nfs4_reclaim_opens(c, true);
+		nfs4_reclaim_opens(c, RECLAIM_PREVIOUS);
 		rc = reclaim_complete(c);
 	}
 	return rc;
 }
 
+static bool any_lost(struct nfs4_state *s)
+{
+	bool lost = false;
+	pthread_mutex_lock(&s->lock);
+	for (struct nfs4_open *o = s->opens.next; o != &s->opens; o = o->next)
+		lost |= o->lost;
+	pthread_mutex_unlock(&s->lock);
+	return lost;
+}
+
+static void set_recovering(struct nfs4_state *s, bool on)
+{
+	pthread_mutex_lock(&s->lock);
+	s->recovering = on;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Recover from what a call saw on session generation gen, unless another
- * thread already has. */
+ * thread already has. Other callers get no slot meanwhile (see
+ * nfs4_state.recovering); a call of the recovery that needs recovering
+ * itself comes back here in the same thread (recover_lock is
+ * recursive). */
 static int recover(struct snfs_ctx *c, uint64_t gen, enum action act)
 {
 	struct nfs4_state *s = nfs4_st(c);
+	bool outer = !in_recovery;
 	int rc = 0;
 
 	pthread_mutex_lock(&s->recover_lock);
@@ -520,6 +609,9 @@ static int recover(struct snfs_ctx *c, uint64_t gen, enum action act)
 	memcpy(old, s->sessionid, sizeof(old));
 	pthread_mutex_unlock(&s->lock);
 	if (!done) {
+		if (outer)
+			set_recovering(s, true);
+		in_recovery = true;
 		if (act == ACT_SESSION) {
 			rc = create_session(c);
 			if (rc == 0)
@@ -527,9 +619,31 @@ static int recover(struct snfs_ctx *c, uint64_t gen, enum action act)
 		}
 		if (act == ACT_CLIENT || rc == -ESTALE)
 			rc = new_client(c);
+		in_recovery = !outer;
+		if (outer)
+			set_recovering(s, false);
+		if (outer && rc == 0 && any_lost(s))
+			nfs4_reclaim_opens(c, REOPEN_LOST);
 	}
 	pthread_mutex_unlock(&s->recover_lock);
 	return rc;
+}
+
+/* The server refused a stateid of ours (revoked, or from before a restart
+ * we have not recovered from yet): open everything again by handle, unless
+ * that happened since the call was built. True if this call did it. */
+static bool reopen(struct snfs_ctx *c, uint64_t open_gen)
+{
+	struct nfs4_state *s = nfs4_st(c);
+
+	pthread_mutex_lock(&s->recover_lock);
+	pthread_mutex_lock(&s->lock);
+	bool stale = s->open_gen == open_gen;
+	pthread_mutex_unlock(&s->lock);
+	if (stale)
+		nfs4_reclaim_opens(c, REOPEN_ALL);
+	pthread_mutex_unlock(&s->recover_lock);
+	return stale;
 }
 
 /* ---- the engine ---- */
@@ -557,23 +671,26 @@ int nfs4_call(struct snfs_ctx *c, struct nfs4_call *call)
 			return rc;
 		uint64_t gen = call->gen;
 		rc = finish_once(c, call, &act, &status);
-		if (act == ACT_NONE || attempt >= RETRY_MAX)
+		if (act == ACT_NONE || attempt >= RETRY_MAX) {
+			release_kept(c, call);
 			return rc;
+		}
 		int64_t limit = c->rpc_cfg.timeout_ms;
 		if (status == NFS4ERR_GRACE)
 			limit += GRACE_EXTRA_MS;
 		switch (act) {
 		case ACT_RETRY:
-			if (ms_since(&t0) > limit)
+			if (ms_since(&t0) > limit) {
+				release_kept(c, call);
 				return rc;
+			}
 			sleep_ms(delay);
 			delay =
 			    delay * 2 > DELAY_MAX_MS ? DELAY_MAX_MS : delay * 2;
 			break;
 		case ACT_REOPEN:
-			if (++reopens > 2)
+			if (reopen(c, call->open_gen) && ++reopens > 2)
 				return rc;
-			nfs4_reclaim_opens(c, false);
 			break;
 		default:
 			if (++recoveries > 4)
@@ -597,7 +714,9 @@ int nfs4_call_finish(struct snfs_ctx *c, struct nfs4_call *call)
 		if (act == ACT_SESSION || act == ACT_CLIENT)
 			recover(c, gen, act);
 		else if (act == ACT_REOPEN)
-			nfs4_reclaim_opens(c, false);
+			reopen(c, call->open_gen);
+		else if (act == ACT_RETRY)
+			sleep_ms(DELAY_MIN_MS);
 		call->req = NULL;
 	}
 	return nfs4_call(c, call);

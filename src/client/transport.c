@@ -459,7 +459,10 @@ static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 	size_t left = r->hdr_len + r->args.len;
 	int rc = 0;
 	while (left > 0) {
-		ssize_t n = writev(fd, iov, 2);
+		/* MSG_NOSIGNAL: a server that died must cost this call an
+		 * error and a reconnect, not the host process a SIGPIPE. */
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
