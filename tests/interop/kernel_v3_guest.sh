@@ -17,10 +17,10 @@ export LC_ALL=C
 step() { # name cmd...: run, print its status
 	local name=$1 rc
 	shift
-	"$@" >/tmp/step.$name 2>&1
+	"$@" >"/tmp/step.$name" 2>&1
 	rc=$?
 	echo "R|$name $rc"
-	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.$name | head -20
+	[ "$rc" = 0 ] || sed "s/^/G|$name: /" "/tmp/step.$name" | head -20
 	return $rc
 }
 
