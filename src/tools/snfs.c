@@ -358,11 +358,16 @@ static int copy_range(struct file *src, struct file *dst, uint8_t *buf,
 		if (src->nf) {
 			/* READ_PLUS on NFSv4.2: hole segments are never sent
 			 * as zeros and stay holes in the target */
-			struct snfs_segment segs[64];
+			/* room for every segment of a chunk at the server's
+			 * default 4 KiB hole granularity: segments that do not
+			 * fit are read again by the next call (twice the bytes
+			 * on the wire for a 4 KiB-alternating file) */
+			struct snfs_segment segs[CHUNK / 4096 + 2];
 			size_t nsegs = 0;
 			bool eof;
 			n = snfs_read_segments(src->nf, buf, want, off, segs,
-			                       64, &nsegs, &eof);
+			                       sizeof(segs) / sizeof(segs[0]),
+			                       &nsegs, &eof);
 			for (size_t i = 0; n > 0 && i < nsegs && rc == 0; i++)
 				if (!segs[i].hole)
 					rc = write_sparse(

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Regression: `snfs cp` over NFSv4.2 of a file alternating 4 KiB of data and
+# 4 KiB of hole read every range twice (its segment array held 64 entries,
+# a 1 MiB READ_PLUS reply 256), so twice the file's bytes crossed the wire.
+. "$(dirname "$0")/../lib.sh"
+scratch
+SNFS=${SNFS:-$ROOT/build/asan/snfs}
+mkdir -p "$T_DIR/export" "$T_DIR/bin"
+cc -O2 -o "$T_DIR/bin/mkfiles" "$PEERS/mkfiles.c" || { notok "build mkfiles"; exit 1; }
+"$T_DIR/bin/mkfiles" seed "$T_DIR/export" 8 >/dev/null 2>&1
+P=$(free_port)
+check "snfsd starts" snfsd_start "$P" --no-portmap -e "$T_DIR/export:rw,insecure,no_root_squash"
+for f in mixed-4d mixed-4h mixed-32d hole data; do
+	out=$("$SNFS" --stats cp -q "nfs://127.0.0.1:$P$T_DIR/export/$f?version=4.2" "$T_DIR/$f.copy" 2>&1 >/dev/null | tail -1)
+	check "cp $f: content equal" cmp -s "$T_DIR/export/$f" "$T_DIR/$f.copy"
+	rp=$(echo "$out" | sed -n 's/.* read_plus=\([0-9]*\).*/\1/p')
+	rx=$(echo "$out" | sed -n 's/.* received=\([0-9]*\).*/\1/p')
+	check_eq "cp $f: one READ_PLUS per MiB" 8 "$rp"
+	case $f in
+	data) lim=$(((8 << 20) + 65536)) ;;
+	hole) lim=65536 ;;
+	*) lim=$(((4 << 20) + 65536)) ;; # half of it is holes
+	esac
+	if [ -n "$rx" ] && [ "$rx" -le "$lim" ]; then ok "cp $f: $rx bytes received (at most $lim)"; else notok "cp $f: $rx bytes received (more than $lim)"; fi
+done
+snfsd_stop
+check_no_sanitizer_reports cp-segments
