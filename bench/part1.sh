@@ -12,6 +12,7 @@ SHARED=$(cd "$ROOT/.." && pwd)/shared
 W=$(realpath -m "${1:-/tmp/snfs-bench1}")
 RUNS=${RUNS:-3} SIZE_MIB=${SIZE_MIB:-1024}
 SP=22049 GP=20490
+rm -rf "$W/state" # a fresh NFSv4 state: no grace period after a previous run
 mkdir -p "$W/export" "$W/state" "$ROOT/bench/results"
 cd "$W"
 make -s -C "$ROOT" build/snfsd >/dev/null
