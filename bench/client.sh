@@ -29,7 +29,9 @@
 #   mixed-32h" GUEST_TIMEOUT=3600 PARTS="ls bench cp"
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=$(cd "$ROOT/.." && pwd)/shared
+SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+# a clone elsewhere (CI) still finds the team's tools
+[ -d "$SHARED/tools" ] || SHARED=/work/shared
 PEERS=$SHARED/tools/peers
 KVM=$SHARED/tools/kvm/run-guest.sh
 W=$(realpath -m "${1:-/tmp/snfs-cbench}")

@@ -8,7 +8,9 @@
 # usage: bench/part1.sh [WORKDIR]   (RUNS=3, SIZE_MIB=1024)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=$(cd "$ROOT/.." && pwd)/shared
+SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+# a clone elsewhere (CI) still finds the team's tools
+[ -d "$SHARED/tools" ] || SHARED=/work/shared
 W=$(realpath -m "${1:-/tmp/snfs-bench1}")
 RUNS=${RUNS:-3} SIZE_MIB=${SIZE_MIB:-1024}
 SP=22049 GP=20490

@@ -18,7 +18,9 @@
 #   (QUICK_FSES: file systems measured with data, hole, mixed-4d only)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=$(cd "$ROOT/.." && pwd)/shared
+SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+# a clone elsewhere (CI) still finds the team's tools
+[ -d "$SHARED/tools" ] || SHARED=/work/shared
 PEERS=$SHARED/tools/peers
 W=$(realpath -m "${1:-/tmp/snfs-sparse}")
 SIZE_MIB=${SIZE_MIB:-1024} RUNS=${RUNS:-3}

@@ -2,7 +2,9 @@
 # "ok - name" / "not ok - name" per check.
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 SNFSD=${SNFSD:-$ROOT/build/asan/snfsd}
-SHARED=$(cd "$ROOT/.." && pwd)/shared
+SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+# a clone elsewhere (CI) still finds the team's tools
+[ -d "$SHARED/tools" ] || SHARED=/work/shared
 KVM=$SHARED/tools/kvm/run-guest.sh
 PEERS=$SHARED/tools/peers
 T_FAILS=0
