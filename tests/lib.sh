@@ -33,6 +33,38 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# Two free consecutive TCP ports (nfs-ganesha puts MOUNT on PORT+1); tried
+# again if python finds none (a clean CI run once got an empty answer).
+free_port_pair() {
+	local p i
+	for i in 1 2 3 4 5; do
+		p=$(free_port_pair_once)
+		[ -n "$p" ] && echo "$p" && return 0
+		echo "free_port_pair: no free pair (try $i)" >&2
+		sleep 1
+	done
+	return 1
+}
+free_port_pair_once() {
+	python3 -c '
+import socket
+for _ in range(200):
+    a, b = socket.socket(), socket.socket()
+    try:
+        a.bind(("127.0.0.1", 0))
+        p = a.getsockname()[1]
+        if p >= 65535:
+            continue
+        b.bind(("127.0.0.1", p + 1))
+        print(p)
+        break
+    except OSError:
+        pass
+    finally:
+        a.close(); b.close()
+'
+}
+
 wait_port() { # port [seconds]
 	local i
 	for i in $(seq 1 $((${2:-20} * 10))); do

@@ -35,21 +35,6 @@ dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
 
-# Two free consecutive ports (ganesha puts MOUNT on PORT+1).
-free_port_pair() {
-	python3 -c '
-import socket
-for _ in range(100):
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
-    try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
-    except OSError:
-        pass
-    finally:
-        a.close(); b.close()
-'
-}
 quiet() { "$@" >/dev/null; }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
 holemap() { "$SNFS" holes "$1" | grep -v '^size'; }

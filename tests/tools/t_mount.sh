@@ -247,20 +247,6 @@ snfsd_stop
 
 lap "nfs-ganesha"
 # ---------------- nfs-ganesha ----------------
-free_port_pair() {
-	python3 -c '
-import socket
-for _ in range(100):
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
-    try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
-    except OSError:
-        pass
-    finally:
-        a.close(); b.close()
-'
-}
 GPORT=$(free_port_pair)
 mkdir -p "$T_DIR/gexp"
 if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
