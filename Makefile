@@ -27,6 +27,7 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' 2>/dev/null | sort)
 TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
+.SECONDARY:
 .PHONY: all asan run check install clean format deps deps-test bench bench-sparse bench-client
 all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(B)/snfs-mount $(TEST_BINS)
 asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(A)/snfs-mount $(TEST_BINS_ASAN)
