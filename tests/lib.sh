@@ -46,22 +46,28 @@ free_port_pair() {
 	return 1
 }
 free_port_pair_once() {
+	# Random pairs rather than bind(0): the kernel hands bind(0) odd ports
+	# and keeps even ones for connect(), so PORT+1 of a bind(0) port is
+	# often an outgoing connection's. SO_REUSEADDR, as servers set it,
+	# lets a pair whose ports linger in TIME_WAIT count as free.
 	python3 -c '
-import socket
-for _ in range(200):
-    a, b = socket.socket(), socket.socket()
+import random, socket
+for _ in range(500):
+    p = random.randrange(20000, 60000)
+    socks = []
     try:
-        a.bind(("127.0.0.1", 0))
-        p = a.getsockname()[1]
-        if p >= 65535:
-            continue
-        b.bind(("127.0.0.1", p + 1))
+        for q in (p, p + 1):
+            s = socket.socket()
+            socks.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", q))
         print(p)
         break
     except OSError:
         pass
     finally:
-        a.close(); b.close()
+        for s in socks:
+            s.close()
 '
 }
 
