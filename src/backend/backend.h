@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #define BK_HANDLE_MAX 40
@@ -117,6 +118,11 @@ struct bk_dirent {
 	 * caller then looks the name up itself. */
 	const struct bk_handle *handle;
 	const struct bk_attr *attr;
+	/* Set by readdir where fileid and type are exactly what a lookup's
+	 * attributes would say (same file system, no mount point, type
+	 * known, directory searchable by the caller): a caller that needs no
+	 * more than those may skip the lookup. */
+	bool exact;
 };
 
 /* Called per entry; return 0 for more, 1 to stop before consuming this
@@ -172,6 +178,13 @@ struct bk_ops {
 	ssize_t (*read)(struct bk_export *ex, const struct bk_cred *cr,
 			const struct bk_handle *h, void *buf, size_t count,
 			uint64_t off, bool *eof);
+	/* Optional: read the file from off on into the buffers in turn (a
+	 * READ_PLUS reply's data segments, with scratch for the small holes
+	 * between them): one call instead of one per segment. Returns bytes
+	 * read or -errno; *eof as for read. */
+	ssize_t (*readv)(struct bk_export *ex, const struct bk_cred *cr,
+			 const struct bk_handle *h, const struct iovec *iov,
+			 int iovcnt, uint64_t off, bool *eof);
 	/* Returns bytes written or -errno. *committed says how stable the data
 	 * now is (at least as stable as asked). */
 	ssize_t (*write)(struct bk_export *ex, const struct bk_cred *cr,

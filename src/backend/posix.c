@@ -497,17 +497,20 @@ static int px_readlink(struct bk_export *ex, const struct bk_cred *cr,
 	return (int)n;
 }
 
-static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
-                       const struct bk_handle *h, void *buf, size_t count,
-                       uint64_t off, bool *eof)
+static ssize_t px_readv(struct bk_export *ex, const struct bk_cred *cr,
+                        const struct bk_handle *h, const struct iovec *iov,
+                        int iovcnt, uint64_t off, bool *eof)
 {
 	struct fd_ref ref;
 	struct stat st;
+	size_t count = 0;
 	ssize_t n;
 	int rc;
 
+	for (int i = 0; i < iovcnt; i++)
+		count += iov[i].iov_len;
 	if (count > SSIZE_MAX)
-		count = SSIZE_MAX;
+		return -EINVAL;
 	rc = fd_cache_get(ex, h, false, &ref, &st);
 	if (rc != 0)
 		return rc;
@@ -526,7 +529,7 @@ static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
 		n = 0;
 	} else {
 		do
-			n = pread(ref.fd, buf, count, (off_t)off);
+			n = preadv(ref.fd, iov, iovcnt, (off_t)off);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
 			n = -errno;
@@ -536,6 +539,15 @@ static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
 		*eof = (size_t)n < count ||
 		       off + (uint64_t)n >= (uint64_t)st.st_size;
 	return n;
+}
+
+static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
+                       const struct bk_handle *h, void *buf, size_t count,
+                       uint64_t off, bool *eof)
+{
+	struct iovec iov = {.iov_base = buf,
+	                    .iov_len = count > SSIZE_MAX ? SSIZE_MAX : count};
+	return px_readv(ex, cr, h, &iov, 1, off, eof);
 }
 
 /* One write, synced as asked. RWF_DSYNC/RWF_SYNC make the data (and for
@@ -759,6 +771,7 @@ const struct bk_ops bk_posix_ops = {
     .access = px_access,
     .readlink = px_readlink,
     .read = px_read,
+    .readv = px_readv,
     .write = px_write,
     .commit = px_commit,
     .create = posix_create,

@@ -522,33 +522,79 @@ static int nfs4_write_finish(struct snfs_ctx *c, struct rpc_req *r,
 	return rc;
 }
 
-/* snfs_read_segments: one READ_PLUS, holes left untouched in buf. */
+/* snfs_read_segments: READ_PLUS calls of rsize each over count bytes,
+ * SEG_INFLIGHT outstanding, holes left untouched in buf. Replies are
+ * parsed in order into one segment list; the first short one (eof, the
+ * segment list full, a server sending less) ends the read, and the calls
+ * after it are only drained. */
+#define SEG_INFLIGHT 16
+
 static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
                                   void *buf, size_t count, uint64_t off,
                                   struct snfs_segment *segs, size_t max_segs,
                                   size_t *nsegs, bool *eof)
 {
 	struct nfs4_state *s = nfs4_st(c);
+	struct io_call *q[SEG_INFLIGHT];
+	size_t head = 0, tail = 0;
+	uint64_t next = off, end = off + count, covered = off;
+	bool stop = false, unsupported = false;
+	int rc = 0;
+
+	*nsegs = 0;
+	*eof = false;
 	if (s->minor < 2 || __atomic_load_n(&s->no_read_plus, __ATOMIC_RELAXED))
 		return -EOPNOTSUPP;
-	uint32_t n = count < c->rsize ? (uint32_t)count : c->rsize;
-	struct io_call *io = io_new(c, &snfs_file_pc(f)->fh, off, n, false);
-	if (!io)
-		return -ENOMEM;
-	io->buf = buf;
-	io->segs = segs;
-	io->max_segs = max_segs;
-	int rc = nfs4_call(c, &io->call);
-	if (rc == -EOPNOTSUPP && io->unsupported) {
-		__atomic_store_n(&s->no_read_plus, true, __ATOMIC_RELAXED);
+	for (;;) {
+		while (rc == 0 && !stop && tail - head < SEG_INFLIGHT &&
+		       next < end) {
+			uint32_t n = end - next < c->rsize ? (uint32_t)(end - next)
+			                                   : c->rsize;
+			struct io_call *io =
+			    io_new(c, &snfs_file_pc(f)->fh, next, n, false);
+			if (!io) {
+				rc = -ENOMEM;
+				break;
+			}
+			io->buf = (uint8_t *)buf + (next - off);
+			rc = nfs4_call_start(c, &io->call);
+			if (rc < 0) {
+				io_free(io);
+				break;
+			}
+			q[tail++ % SEG_INFLIGHT] = io;
+			next += n;
+		}
+		if (head == tail)
+			break;
+		struct io_call *io = q[head++ % SEG_INFLIGHT];
+		bool mine = rc == 0 && !stop;
+		if (mine) { /* append to (and merge with) what we have */
+			io->segs = segs;
+			io->nsegs = *nsegs;
+			io->max_segs = max_segs;
+		}
+		int r = nfs4_call_finish(c, &io->call);
+		if (r == -EOPNOTSUPP && io->unsupported)
+			unsupported = true;
+		if (mine && r < 0)
+			rc = r;
+		if (mine && r == 0) {
+			*nsegs = io->nsegs;
+			*eof = io->eof;
+			covered = io->off + io->got;
+			stop = io->got < io->count;
+		}
 		io_free(io);
+	}
+	if (unsupported && rc == -EOPNOTSUPP) {
+		__atomic_store_n(&s->no_read_plus, true, __ATOMIC_RELAXED);
 		return -EOPNOTSUPP;
 	}
-	ssize_t ret = rc < 0 ? rc : (ssize_t)io->got;
-	*nsegs = io->nsegs;
-	*eof = io->eof;
-	io_free(io);
-	return ret;
+	/* An error after some replies: return those; the next call sees it. */
+	if (rc < 0 && covered == off)
+		return rc;
+	return (ssize_t)(covered - off);
 }
 
 /* ---- COMMIT ---- */

@@ -10,6 +10,9 @@
 
 #define MAX_INFLIGHT 16
 #define MAX_RA (4u << 20)
+/* Reads this large (and at least rsize) of bytes the cache holds nothing
+ * of go straight to the caller's buffer (see direct_read). */
+#define DIRECT_MIN (1u << 20)
 #define WB_MIN (4u << 20)       /* write-behind once this much is dirty */
 #define UNSTABLE_MIN (8u << 20) /* commit once this much is uncommitted */
 #define COMMIT_TRIES 5
@@ -621,6 +624,94 @@ static int fetch_spans(struct pc_file *f, const struct span *sp, size_t nsp,
 	return rc;
 }
 
+/* A large read of bytes the cache holds nothing of, and with nothing of
+ * ours waiting to be sent: streaming it through 64 KiB pages would cost
+ * two extra copies and fresh pages to fault in, for data a sequential
+ * reader will not ask for again. */
+static bool direct_ok(struct pc_file *f, uint64_t off, uint64_t end)
+{
+	if (f->dirty_bytes || end - off < DIRECT_MIN || end - off < f->c->rsize)
+		return false;
+	for (uint64_t i = off >> PC_PAGE_SHIFT; i <= (end - 1) >> PC_PAGE_SHIFT;
+	     i++)
+		if (page_find(f, i))
+			return false;
+	return true;
+}
+
+/* The server's file ends at eof_at, inside [.., end) of a direct read
+ * into dst (which starts at off): bytes we wrote past it (already sent,
+ * so no page holds them dirty) still count, as zeros up to wend. Returns
+ * where the read ends. */
+static uint64_t direct_eof(struct pc_file *f, uint8_t *dst, uint64_t off,
+                           uint64_t eof_at, uint64_t end)
+{
+	uint64_t newsize = eof_at > f->wend ? eof_at : f->wend;
+	uint64_t zend = end < newsize ? end : newsize;
+	if (zend > eof_at)
+		memset(dst + (eof_at - off), 0, zend - eof_at);
+	if (newsize < f->size)
+		f->size = newsize;
+	return zend;
+}
+
+/* Read [off, end) into dst, rsize per call, MAX_INFLIGHT calls
+ * outstanding, each reply's data copied once, from the transport's buffer
+ * into dst. A short reply without eof (the server may send less than
+ * asked) makes us ask again from where it stopped. Returns the bytes
+ * read or -errno. */
+static ssize_t direct_read(struct pc_file *f, uint8_t *dst, uint64_t off,
+                           uint64_t end)
+{
+	struct snfs_ctx *c = f->c;
+	struct rchunk q[MAX_INFLIGHT];
+	uint64_t next = off, good = off;
+	int rc = 0, rounds = 0;
+
+	while (rc == 0 && next < end && rounds++ < 64) {
+		size_t head = 0, tail = 0;
+		bool stop = false, eof = false;
+		for (;;) {
+			while (rc == 0 && !stop && tail - head < MAX_INFLIGHT &&
+			       next < end) {
+				struct rchunk *ch = &q[tail % MAX_INFLIGHT];
+				ch->off = next;
+				ch->len = end - next > c->rsize
+				              ? c->rsize
+				              : (uint32_t)(end - next);
+				ch->buf = dst + (next - off);
+				rc = c->ops->read_start(c, &f->fh, next,
+				                        ch->len, &ch->req);
+				if (rc < 0)
+					break;
+				tail++;
+				next += ch->len;
+			}
+			if (head == tail)
+				break;
+			struct rchunk *ch = &q[head++ % MAX_INFLIGHT];
+			struct snfs_read_res res;
+			int r = c->ops->read_finish(c, ch->req, ch->buf,
+			                            ch->len, &res);
+			if (r < 0 && rc == 0)
+				rc = r;
+			if (r < 0 || rc < 0 || stop)
+				continue; /* drain what is in flight */
+			good = ch->off + res.count;
+			if (res.count < ch->len) {
+				stop = true;
+				eof = res.eof;
+			}
+		}
+		if (rc < 0)
+			return rc;
+		if (eof)
+			return (ssize_t)(direct_eof(f, dst, off, good, end) - off);
+		next = good; /* short reply: go on from there */
+	}
+	return rc < 0 ? rc : (ssize_t)(good - off);
+}
+
 static void copy_out(struct pc_file *f, uint8_t *dst, uint64_t off,
                      uint64_t end)
 {
@@ -706,6 +797,16 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		f->ra = 0;
 	else
 		f->ra = 2 * c->rsize;
+	uint64_t dend = off + count < f->size ? off + count : f->size;
+	if (off < dend && direct_ok(f, off, dend)) {
+		ret = direct_read(f, buf, off, dend);
+		if (ret > 0) {
+			counter_add(&c->stats.cache_misses, (uint64_t)ret);
+			f->next_read = off + (uint64_t)ret;
+		}
+		pthread_mutex_unlock(&f->lock);
+		return ret;
+	}
 	for (;;) {
 		uint64_t end = off + count < f->size ? off + count : f->size;
 		struct span *sp = NULL;

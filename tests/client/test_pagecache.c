@@ -19,6 +19,7 @@ static struct {
 	uint64_t size, committed_size;
 	uint8_t verf[8];
 	int reads, writes, commits;
+	uint32_t max_reply; /* if set: replies carry at most this much */
 } srv;
 
 struct mock_req {
@@ -49,6 +50,8 @@ static int m_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
 	if (end > srv.size)
 		end = srv.size;
 	res->count = end > m->off ? (uint32_t)(end - m->off) : 0;
+	if (srv.max_reply && res->count > srv.max_reply)
+		res->count = srv.max_reply;
 	memcpy(buf, srv.data + m->off, res->count);
 	res->eof = m->off + res->count >= srv.size;
 	free(m);
@@ -283,6 +286,60 @@ static void test_eviction(void)
 	teardown(&c, f);
 }
 
+/* Large reads of uncached bytes go straight into the caller's buffer:
+ * right data, no pages, one READ per rsize; short replies and an EOF
+ * that moved are handled; bytes of ours waiting to go out keep reads on
+ * the cached path. */
+static bool pattern_ok(const uint8_t *p, uint64_t off, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != (uint8_t)((off + i) * 7 + ((off + i) >> 16)))
+			return false;
+	return true;
+}
+
+static void test_direct_read(void)
+{
+	struct snfs_ctx c;
+	uint8_t *out = malloc(SRV_SIZE);
+	memset(&srv, 0, sizeof(srv));
+	srv.size = (3u << 20) + 5000;
+	for (uint32_t i = 0; i < SRV_SIZE; i++)
+		srv.data[i] = (uint8_t)(i * 7 + (i >> 16));
+	struct pc_file *f = setup(&c, 64u << 20);
+	c.rsize = 1u << 20;
+
+	CHECK(pc_read(f, out, SRV_SIZE, 0) == (ssize_t)srv.size &&
+	          pattern_ok(out, 0, srv.size),
+	      "direct: a 4 MiB read of a 3 MiB + 5000 file");
+	CHECK(srv.reads == 4, "direct: one READ per rsize");
+	CHECK(c.pc->used == 0, "direct: no pages kept");
+
+	srv.max_reply = 300000;
+	srv.reads = 0;
+	memset(out, 0, SRV_SIZE);
+	CHECK(pc_read(f, out, 2u << 20, 4096) == 2u << 20 &&
+	          pattern_ok(out, 4096, 2u << 20),
+	      "direct: short replies without eof are asked again");
+	CHECK(srv.reads > 2, "direct: more READs for short replies");
+	srv.max_reply = 0;
+
+	srv.size = (3u << 20) / 2; /* shrunk behind our back */
+	CHECK(pc_read(f, out, 2u << 20, 0) == (ssize_t)srv.size &&
+	          pattern_ok(out, 0, srv.size),
+	      "direct: EOF earlier than we thought");
+	CHECK(pc_size(f) == srv.size, "direct: the size follows the server");
+
+	uint8_t mine[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	CHECK(pc_write(f, mine, 10, 1u << 20) == 10, "write 10 bytes");
+	CHECK(pc_read(f, out, 1u << 20, 1u << 19) == 1u << 20 &&
+	          !memcmp(out + (1u << 19), mine, 10) &&
+	          pattern_ok(out, 1u << 19, 1u << 19),
+	      "our unsent bytes show in a large read");
+	teardown(&c, f);
+	free(out);
+}
+
 /* Against a real server (SNFS_TEST_URL names a directory on it; set by
  * tests/client/t_snfs.sh): the counters show no READ after a write of the
  * same bytes, and none after close and reopen (close-to-open keeps a cache
@@ -346,5 +403,6 @@ int main(void)
 	test_write_then_read();
 	test_verifier_change();
 	test_eviction();
+	test_direct_read();
 	TEST_EXIT();
 }

@@ -3,7 +3,9 @@
  * the backend's hole map (never lseek here); space and copy operations are
  * the backend's optional entries, NOTSUPP where it has none. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "server/nfs4/nfs4.h"
 #include "server/snfsd.h"
@@ -13,6 +15,12 @@ enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
 #define MAX_SEGS 4096 /* per READ_PLUS reply */
 #define MAX_EXT 512   /* extents asked of the backend at a time */
 #define ZERO_BLOCK 4096u
+/* Data runs separated by holes up to this long are read with one readv,
+ * the holes' bytes into scratch: a 4 KiB-alternating file would cost a
+ * syscall (and an fd-cache lookup) per 4 KiB otherwise, which made
+ * READ_PLUS 2x slower than READ on it (measured, mixed-4d). */
+#define GAP_MAX (64u << 10)
+#define BATCH_MAX 1024 /* pieces per readv (IOV_MAX) */
 
 /* A regular file on a writable or readable export, with its stateid. */
 static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
@@ -229,6 +237,123 @@ static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
 	return n;
 }
 
+struct rp_piece {
+	uint64_t off, len;
+	bool hole;
+	size_t at; /* data: where its bytes go in the reply */
+};
+
+/* The pieces (data runs and the small holes between them, the first and
+ * last data) encoded at once, every data byte read by one readv straight
+ * into its place in the reply. Returns 0, 1 when the file came up short
+ * (the caller encodes piece by piece, which copes), or -errno. */
+static int rp_put_batch(struct rp_state *r, struct rp_piece *pc, int n)
+{
+	static _Thread_local uint8_t scratch[GAP_MAX];
+	struct nfs4_compound *c = r->c;
+	struct xdr_out *x = c->res;
+	struct rp_state saved = *r;
+	size_t start = x->len, total = 0;
+	struct iovec iov[BATCH_MAX];
+	int k;
+
+	if (!r->sized) {
+		r->sized = true;
+		if (!xdr_out_ensure(x, (size_t)(r->end - pc[0].off) + 64))
+			return -ENOMEM;
+	}
+	for (k = 0; k < n && !r->full; k++) {
+		if (!rp_charge_hdr(r))
+			break;
+		if (pc[k].hole) {
+			xdr_put_u32(x, CONTENT_HOLE);
+			xdr_put_u64(x, pc[k].off);
+			xdr_put_u64(x, pc[k].len);
+		} else {
+			if (pc[k].len > r->room) {
+				pc[k].len = r->room & ~(uint64_t)3;
+				r->full = true;
+			}
+			xdr_put_u32(x, CONTENT_DATA);
+			xdr_put_u64(x, pc[k].off);
+			xdr_put_u32(x, (uint32_t)pc[k].len);
+			pc[k].at = x->len;
+			size_t padded = (size_t)pc[k].len + xdr_pad(pc[k].len);
+			if (!xdr_put_reserve(x, padded))
+				return -ENOMEM;
+			r->room -= (size_t)pc[k].len;
+		}
+		r->nseg++;
+		total += (size_t)pc[k].len;
+		r->pos = pc[k].off + pc[k].len;
+	}
+	while (k > 0 && pc[k - 1].hole) { /* read no scratch at the end */
+		k--;
+		total -= (size_t)pc[k].len;
+	}
+	/* The reply buffer moves no more: pointers into it hold now. */
+	for (int i = 0; i < k; i++) {
+		iov[i].iov_base = pc[i].hole ? scratch : x->buf + pc[i].at;
+		iov[i].iov_len = (size_t)pc[i].len;
+	}
+	bool eof = false;
+	ssize_t got = k ? c->cfh.ex->ops->readv(c->cfh.ex->bk, &c->cfh.cred,
+	                                        &c->cfh.bh, iov, k, pc[0].off,
+	                                        &eof)
+	                : 0;
+	if (got < 0 || (size_t)got < total) {
+		xdr_out_truncate(x, start);
+		*r = saved;
+		return got < 0 ? (int)got : 1;
+	}
+	for (int i = 0; i < k; i++)
+		if (!pc[i].hole)
+			memset(x->buf + pc[i].at + pc[i].len, 0,
+			       xdr_pad(pc[i].len));
+	return 0;
+}
+
+/* Cut the extents into pieces for rp_put_batch: small holes merged into
+ * the data around them (by readplus_min_hole), and a batch ended by a
+ * hole longer than GAP_MAX, which is encoded on its own. */
+static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext,
+                         int n)
+{
+	struct rp_piece pc[BATCH_MAX];
+	int np = 0, rc = 0;
+
+	for (int i = 0; i < n && !r->full && rc == 0; i++) {
+		uint64_t s = ext[i].off > r->pos ? ext[i].off : r->pos;
+		uint64_t e = ext[i].off + ext[i].len < r->end
+		                 ? ext[i].off + ext[i].len
+		                 : r->end;
+		bool hole = ext[i].hole && ext[i].len >= r->min_hole;
+		if (s >= e)
+			continue;
+		if (!hole && np && !pc[np - 1].hole &&
+		    pc[np - 1].off + pc[np - 1].len == s) {
+			pc[np - 1].len = e - pc[np - 1].off;
+			continue;
+		}
+		if (hole && (np == 0 || e - s > GAP_MAX)) {
+			if (np)
+				rc = rp_put_batch(r, pc, np);
+			np = 0;
+			if (rc == 0 && !r->full)
+				rp_put_hole(r, s, e - s);
+			continue;
+		}
+		pc[np++] = (struct rp_piece){.off = s, .len = e - s, .hole = hole};
+		if (np == BATCH_MAX) {
+			rc = rp_put_batch(r, pc, np);
+			np = 0;
+		}
+	}
+	if (np && rc == 0 && !r->full)
+		rc = rp_put_batch(r, pc, np);
+	return rc;
+}
+
 /* Encode the segments for up to MAX_EXT extents from r->pos on. Returns
  * 0, 1 when the file ended early (shrunk), or -errno. */
 static int rp_encode_some(struct rp_state *r)
@@ -251,6 +376,12 @@ static int rp_encode_some(struct rp_state *r)
 	}
 	if (n == 0)
 		return 1;
+	if (fh->ex->ops->readv && !r->zeroes) {
+		rc = rp_batch_some(r, ext, n);
+		if (rc != 1)
+			return rc;
+		/* the file came up short: piece by piece finds where */
+	}
 	for (int i = 0; i < n && !r->full; i++) {
 		uint64_t s = ext[i].off > r->pos ? ext[i].off : r->pos;
 		uint64_t e = ext[i].off + ext[i].len;
