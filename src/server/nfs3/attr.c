@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "server/nfs3/nfs3_proc.h"
+#include "server/nfs4/share.h"
 #include "server/snfsd.h"
 
 /* RFC 1813 section 3.3.1 */
@@ -68,6 +69,9 @@ int nfs3_proc_setattr(struct rpc_call *call, struct xdr_out *res)
 			st = NFS3ERR_ROFS;
 		else if (guard && !same_time(&guard_ctime, &before.ctime))
 			st = NFS3ERR_NOT_SYNC;
+		else if ((sa.mask & BK_SET_SIZE) && before.type == BK_REG &&
+		         nfs4_share_check(r.srv, r.ex, &r.bh, true))
+			st = NFS3ERR_ACCES; /* an NFSv4 OPEN denies writing */
 	}
 	if (st == NFS3_OK) {
 		err =

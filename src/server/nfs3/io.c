@@ -5,6 +5,7 @@
 
 #include "server/exports.h"
 #include "server/nfs3/nfs3_proc.h"
+#include "server/nfs4/share.h"
 #include "server/snfsd.h"
 
 /* READ and WRITE act on regular files only: ISDIR for a directory, INVAL
@@ -101,6 +102,10 @@ int nfs3_proc_read(struct rpc_call *call, struct xdr_out *res)
 	}
 	if (st == NFS3_OK)
 		st = regular_file(&a);
+	/* No stateid: an NFSv4 OPEN denying reads stops us (RFC 7530
+	 * 9.1.4.3, as for the anonymous stateid). */
+	if (st == NFS3_OK && nfs4_share_check(r.srv, r.ex, &r.bh, false))
+		st = NFS3ERR_ACCES;
 	if (st == NFS3_OK)
 		st = read_into_reply(&r, res, off, count, &a);
 	if (st != NFS3_OK) {
@@ -150,6 +155,8 @@ int nfs3_proc_write(struct rpc_call *call, struct xdr_out *res)
 	}
 	if (st == NFS3_OK && !r.rw)
 		st = NFS3ERR_ROFS;
+	if (st == NFS3_OK && nfs4_share_check(r.srv, r.ex, &r.bh, true))
+		st = NFS3ERR_ACCES;
 	if (st == NFS3_OK && count > NFS3_MAX_IO)
 		st = NFS3ERR_INVAL; /* more than wtmax */
 	if (st == NFS3_OK && off > (uint64_t)INT64_MAX - count)

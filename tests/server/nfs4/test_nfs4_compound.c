@@ -82,8 +82,8 @@ struct reply {
 	uint32_t nres;
 };
 
-static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
-                     struct reply *rep)
+static void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
+                       uint32_t proc, struct reply *rep)
 {
 	struct sockaddr_in peer = {.sin_family = AF_INET,
 	                           .sin_port = htons(800)};
@@ -97,7 +97,7 @@ static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
 	xdr_put_u32(&rec, 0);
 	xdr_put_u32(&rec, 2);
 	xdr_put_u32(&rec, NFS_PROGRAM);
-	xdr_put_u32(&rec, 4);
+	xdr_put_u32(&rec, vers);
 	xdr_put_u32(&rec, proc);
 	xdr_put_u32(&rec, RPC_AUTH_SYS);
 	xdr_put_u32(&rec, 24);
@@ -130,7 +130,7 @@ static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
 		xdr_skip(&in, vlen);
 		if (xdr_get_u32(&in, &v) && !in.err)
 			rep->stat = (int)v;
-		if (rep->stat == 0 && proc == 1) {
+		if (rep->stat == 0 && vers == 4 && proc == 1) {
 			const uint8_t *tag;
 			uint32_t tl;
 			xdr_get_u32(&in, &rep->status);
@@ -140,6 +140,51 @@ static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
 		rep->res = in;
 	}
 	xdr_out_free(&rec);
+}
+
+static void send_raw(const uint8_t *args, size_t alen, uint32_t proc,
+                     struct reply *rep)
+{
+	send_raw_v(4, args, alen, proc, rep);
+}
+
+/* NFSv3 READ (6), WRITE (7) or SETATTR of the size (2) of the file with
+ * handle bh: its nfsstat3. */
+static uint32_t v3_io(struct export *ex, const struct bk_handle *bh,
+                      uint32_t proc)
+{
+	struct nfs_fh fh;
+	struct xdr_out a;
+	struct reply rep = {0};
+	uint32_t st = 0xdead;
+
+	if (fh_make(&S, ex, bh, &fh))
+		return st;
+	xdr_out_init(&a, 256, 4096);
+	xdr_put_opaque(&a, fh.data, fh.len);
+	if (proc == 2) { /* sattr3 with just a size; no guard */
+		xdr_put_u32(&a, 0); /* mode, uid, gid: unset */
+		xdr_put_u32(&a, 0);
+		xdr_put_u32(&a, 0);
+		xdr_put_u32(&a, 1);
+		xdr_put_u64(&a, 1);
+		xdr_put_u32(&a, 0); /* atime, mtime: unchanged; no guard */
+		xdr_put_u32(&a, 0);
+		xdr_put_u32(&a, 0);
+	} else {
+		xdr_put_u64(&a, 0);
+		xdr_put_u32(&a, 1);
+		if (proc == 7) {
+			xdr_put_u32(&a, 2); /* FILE_SYNC */
+			xdr_put_opaque(&a, "z", 1);
+		}
+	}
+	send_raw_v(3, a.buf, a.len, proc, &rep);
+	if (rep.stat == 0)
+		xdr_get_u32(&rep.res, &st);
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
 }
 
 static uint32_t c_send(struct cbuf *b, struct reply *rep)
@@ -670,6 +715,12 @@ static void test_state40(void)
 		CHECK(ok && nfs4_share_check(&S, ex, &h, true) == -EACCES &&
 		          nfs4_share_check(&S, ex, &h, false) == 0,
 		      "nfs4_share_check: NFSv3 write denied, read allowed");
+		CHECK(ok && v3_io(ex, &h, 7) == 13 /* NFS3ERR_ACCES */,
+		      "NFSv3 WRITE against DENY_WRITE: ACCES");
+		CHECK(ok && v3_io(ex, &h, 2) == 13,
+		      "NFSv3 SETATTR size against DENY_WRITE: ACCES");
+		CHECK(ok && v3_io(ex, &h, 6) == 0,
+		      "NFSv3 READ against DENY_WRITE: allowed");
 	}
 
 	/* Seqid replay: the same OPEN again gives the same bytes. */
