@@ -36,6 +36,12 @@ struct snfs_write_res {
 	uint8_t verf[8];
 };
 
+/* One piece of a vectored WRITE. */
+struct snfs_wseg {
+	uint64_t off;
+	uint32_t len;
+};
+
 struct snfs_read_res {
 	uint32_t count;
 	bool eof;
@@ -74,6 +80,16 @@ struct snfs_proto_ops {
 	                   int stable, struct rpc_req **r);
 	int (*write_finish)(struct snfs_ctx *c, struct rpc_req *r,
 	                    struct snfs_write_res *res);
+	/* Optional (NFSv4: one COMPOUND): n WRITEs of one file in one call,
+	 * n at most ctx->max_write_ops, their bytes in turn at buf. finish
+	 * fills res[0..*done) for the WRITEs that succeeded; an error stops
+	 * the rest (returned, with *done counting those before it). */
+	int (*write_vec_start)(struct snfs_ctx *c, const struct snfs_fh *fh,
+	                       const struct snfs_wseg *v, uint32_t n,
+	                       const void *buf, int stable,
+	                       struct rpc_req **r);
+	int (*write_vec_finish)(struct snfs_ctx *c, struct rpc_req *r,
+	                        struct snfs_write_res *res, uint32_t *done);
 	int (*commit)(struct snfs_ctx *c, const struct snfs_fh *fh,
 	              uint8_t verf[8], struct snfs_stat *post, bool *have_post);
 	int (*create)(struct snfs_ctx *c, const struct snfs_fh *dir,
@@ -144,6 +160,7 @@ struct snfs_ctx {
 	char *url_path;      /* below the export; "" for the root */
 	struct snfs_fh base; /* what url_path names */
 	uint32_t rsize, wsize, dirbuf;
+	uint32_t max_write_ops; /* write_vec_start's limit (0: none) */
 	size_t cache_size;
 	enum snfs_pagecache pagecache; /* from the URL or the mount options */
 	struct snfs_counters stats;

@@ -476,7 +476,9 @@ static int create_session(struct snfs_ctx *c)
 	xdr_put_u64(&rq.x, clientid);
 	xdr_put_u32(&rq.x, cs_seq);
 	xdr_put_u32(&rq.x, 0); /* no persistence, no back channel */
-	put_channel(&rq.x, c->wsize + HEADROOM, big + HEADROOM, 16384, 16,
+	/* 34 operations: SEQUENCE, PUTFH and 32 WRITEs of a vectored
+	 * write-back; the server may grant fewer */
+	put_channel(&rq.x, c->wsize + HEADROOM, big + HEADROOM, 16384, 34,
 	            NFS4_SLOTS);
 	put_channel(&rq.x, 4096, 4096, 0, 2, 1);
 	xdr_put_u32(&rq.x, CB_PROGRAM);
@@ -509,6 +511,9 @@ static int create_session(struct snfs_ctx *c)
 	/* The server may grant less than we asked for: keep I/O within it. */
 	c->wsize = round_io(c->wsize, fore.req);
 	c->rsize = round_io(c->rsize, fore.resp);
+	/* SEQUENCE and PUTFH come first in a vectored WRITE's COMPOUND */
+	c->max_write_ops =
+	    fore.ops > 2 ? (fore.ops - 2 < 32 ? fore.ops - 2 : 32) : 0;
 	c->dirbuf = round_io(c->dirbuf, fore.resp);
 	return 0;
 }

@@ -991,6 +991,82 @@ static int write_done(struct pc_file *f, struct wchunk *ch,
 	return 0;
 }
 
+/* The next calls' worth of runs from runs[ri]: one run, or with a
+ * vectored WRITE (NFSv4) as many as fit wsize bytes and the session's
+ * operation limit. */
+static uint32_t group_runs(struct snfs_ctx *c, const struct span *runs,
+                           size_t ri, size_t nruns)
+{
+	uint32_t n = 1;
+	uint64_t bytes = runs[ri].len;
+	if (!c->ops->write_vec_start || c->max_write_ops < 2)
+		return 1;
+	while (ri + n < nruns && n < c->max_write_ops &&
+	       bytes + runs[ri + n].len + 64 * (n + 1) <= c->wsize)
+		bytes += runs[ri + n++].len;
+	return n;
+}
+
+struct wgroup {
+	size_t first; /* runs[first, first + n) */
+	uint32_t n;
+	struct rpc_req *req;
+};
+
+static int wgroup_start(struct pc_file *f, const struct span *runs,
+                        struct wgroup *g, uint8_t *tmp)
+{
+	struct snfs_ctx *c = f->c;
+	struct snfs_wseg v[64];
+	size_t at = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct span *r = &runs[g->first + i];
+		copy_out(f, tmp + at, r->off, r->off + r->len);
+		v[i] = (struct snfs_wseg){r->off, (uint32_t)r->len};
+		at += r->len;
+	}
+	if (g->n == 1)
+		rc = c->ops->write_start(c, &f->fh, v[0].off, tmp, v[0].len,
+		                         SNFS_UNSTABLE, &g->req);
+	else
+		rc = c->ops->write_vec_start(c, &f->fh, v, g->n, tmp,
+		                             SNFS_UNSTABLE, &g->req);
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; i < g->n; i++)
+		move_range(f, v[i].off, v[i].len, true);
+	return 0;
+}
+
+/* Settle a group: its WRITEs that succeeded are unstable (or stable),
+ * the others dirty again. */
+static int wgroup_finish(struct pc_file *f, const struct span *runs,
+                         struct wgroup *g)
+{
+	struct snfs_ctx *c = f->c;
+	struct snfs_write_res res[64];
+	uint32_t done = 0;
+	int r;
+
+	if (g->n == 1) {
+		r = c->ops->write_finish(c, g->req, &res[0]);
+		done = r == 0;
+	} else {
+		r = c->ops->write_vec_finish(c, g->req, res, &done);
+	}
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct span *s = &runs[g->first + i];
+		struct wchunk ch = {.off = s->off, .len = (uint32_t)s->len};
+		if (i < done)
+			write_done(f, &ch, &res[i]);
+		else
+			move_range(f, s->off, s->len, false);
+	}
+	return r;
+}
+
 /* Send every dirty range as UNSTABLE WRITEs, pipelined. The ranges turn
  * unstable when sent; a failed WRITE makes its range dirty again. */
 static int write_dirty(struct pc_file *f)
@@ -1001,7 +1077,7 @@ static int write_dirty(struct pc_file *f)
 	for (int pass = 0; pass < 4 && f->dirty_bytes && rc == 0; pass++) {
 		struct span *runs;
 		size_t nruns, ri = 0;
-		struct wchunk q[MAX_INFLIGHT];
+		struct wgroup q[MAX_INFLIGHT];
 		size_t head = 0, tail = 0;
 
 		rc = collect_runs(f, c->wsize, &runs, &nruns);
@@ -1015,31 +1091,20 @@ static int write_dirty(struct pc_file *f)
 		for (;;) {
 			while (rc == 0 && ri < nruns &&
 			       tail - head < MAX_INFLIGHT) {
-				struct wchunk *ch = &q[tail % MAX_INFLIGHT];
-				ch->off = runs[ri].off;
-				ch->len = (uint32_t)runs[ri].len;
-				ri++;
-				copy_out(f, tmp, ch->off, ch->off + ch->len);
-				rc = c->ops->write_start(
-				    c, &f->fh, ch->off, tmp, ch->len,
-				    SNFS_UNSTABLE, &ch->req);
+				struct wgroup *g = &q[tail % MAX_INFLIGHT];
+				g->first = ri;
+				g->n = group_runs(c, runs, ri, nruns);
+				rc = wgroup_start(f, runs, g, tmp);
 				if (rc < 0)
 					break;
-				move_range(f, ch->off, ch->len, true);
+				ri += g->n;
 				tail++;
 			}
 			if (head == tail)
 				break;
-			struct wchunk *ch = &q[head++ % MAX_INFLIGHT];
-			struct snfs_write_res res;
-			int r = c->ops->write_finish(c, ch->req, &res);
-			if (r < 0) {
-				move_range(f, ch->off, ch->len, false);
-				if (rc == 0)
-					rc = r;
-			} else {
-				write_done(f, ch, &res);
-			}
+			int r = wgroup_finish(f, runs, &q[head++ % MAX_INFLIGHT]);
+			if (r < 0 && rc == 0)
+				rc = r;
 		}
 		free(runs);
 		free(tmp);

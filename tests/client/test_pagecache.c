@@ -20,6 +20,7 @@ static struct {
 	uint8_t verf[8];
 	int reads, writes, commits;
 	uint32_t max_reply; /* if set: replies carry at most this much */
+	int vec_calls, vec_fail_at; /* vectored: fail op #n once (-1 never) */
 } srv;
 
 struct mock_req {
@@ -120,12 +121,73 @@ static void srv_restart(void)
 	srv.verf[0]++;
 }
 
+struct mock_vec {
+	uint32_t n, done, len[64];
+	int rc;
+};
+
+/* A vectored WRITE: the ops before vec_fail_at land, that one fails
+ * (once) and the rest are not done, as in a COMPOUND. */
+static int m_write_vec_start(struct snfs_ctx *c, const struct snfs_fh *fh,
+                             const struct snfs_wseg *v, uint32_t n,
+                             const void *buf, int stable, struct rpc_req **r)
+{
+	(void)c, (void)fh, (void)stable;
+	struct mock_vec *m = calloc(1, sizeof(*m));
+	const uint8_t *p = buf;
+	m->n = n;
+	srv.vec_calls++;
+	for (uint32_t i = 0; i < n; i++) {
+		if ((int)i == srv.vec_fail_at) {
+			srv.vec_fail_at = -1;
+			m->rc = -EIO;
+			break;
+		}
+		memcpy(srv.data + v[i].off, p, v[i].len);
+		if (v[i].off + v[i].len > srv.size)
+			srv.size = v[i].off + v[i].len;
+		p += v[i].len;
+		m->len[i] = v[i].len;
+		m->done = i + 1;
+	}
+	*r = (struct rpc_req *)m;
+	return 0;
+}
+
+static int m_write_vec_finish(struct snfs_ctx *c, struct rpc_req *r,
+                              struct snfs_write_res *res, uint32_t *done)
+{
+	(void)c;
+	struct mock_vec *m = (struct mock_vec *)r;
+	for (uint32_t i = 0; i < m->done; i++) {
+		res[i].count = m->len[i];
+		res[i].committed = SNFS_UNSTABLE;
+		memcpy(res[i].verf, srv.verf, 8);
+	}
+	*done = m->done;
+	int rc = m->rc;
+	free(m);
+	return rc;
+}
+
 static const struct snfs_proto_ops mock_ops = {
     .name = "mock",
     .read_start = m_read_start,
     .read_finish = m_read_finish,
     .write_start = m_write_start,
     .write_finish = m_write_finish,
+    .commit = m_commit,
+    .setattr = m_setattr,
+};
+
+static const struct snfs_proto_ops mock_vec_ops = {
+    .name = "mock-vec",
+    .read_start = m_read_start,
+    .read_finish = m_read_finish,
+    .write_start = m_write_start,
+    .write_finish = m_write_finish,
+    .write_vec_start = m_write_vec_start,
+    .write_vec_finish = m_write_vec_finish,
     .commit = m_commit,
     .setattr = m_setattr,
 };
@@ -340,6 +402,47 @@ static void test_direct_read(void)
 	free(out);
 }
 
+/* Vectored write-back: scattered dirty ranges go in one call; when an
+ * operation in it fails, it and the ones after it stay dirty and go out
+ * with the next flush; nothing is lost. */
+static void test_write_vec(void)
+{
+	struct snfs_ctx c;
+	uint8_t buf[100];
+	memset(&srv, 0, sizeof(srv));
+	srv.vec_fail_at = -1;
+	struct pc_file *f = setup(&c, 64u << 20);
+	c.ops = &mock_vec_ops;
+	c.wsize = 1u << 20;
+	c.max_write_ops = 32;
+
+	for (int i = 0; i < 10; i++) {
+		memset(buf, 'a' + i, sizeof(buf));
+		pc_write(f, buf, sizeof(buf), (uint64_t)i * 200000);
+	}
+	CHECK(pc_flush(f, true) == 0, "vec: flush");
+	CHECK(srv.vec_calls == 1 && srv.writes == 0,
+	      "vec: ten scattered ranges in one vectored call");
+	bool ok = true;
+	for (int i = 0; i < 10; i++)
+		ok &= srv.committed[(uint64_t)i * 200000 + 99] == 'a' + i;
+	CHECK(ok, "vec: every range committed");
+
+	for (int i = 0; i < 10; i++) {
+		memset(buf, 'A' + i, sizeof(buf));
+		pc_write(f, buf, sizeof(buf), (uint64_t)i * 200000 + 50);
+	}
+	srv.vec_fail_at = 4;
+	CHECK(pc_flush(f, true) == -EIO, "vec: a failed op fails the flush");
+	CHECK(pc_flush(f, true) == 0, "vec: the next flush succeeds");
+	ok = true;
+	for (int i = 0; i < 10; i++)
+		ok &= srv.committed[(uint64_t)i * 200000 + 149] == 'A' + i &&
+		      srv.committed[(uint64_t)i * 200000 + 49] == 'a' + i;
+	CHECK(ok, "vec: the failed op and those after it were sent again");
+	teardown(&c, f);
+}
+
 /* Against a real server (SNFS_TEST_URL names a directory on it; set by
  * tests/client/t_snfs.sh): the counters show no READ after a write of the
  * same bytes, and none after close and reopen (close-to-open keeps a cache
@@ -404,5 +507,6 @@ int main(void)
 	test_verifier_change();
 	test_eviction();
 	test_direct_read();
+	test_write_vec();
 	TEST_EXIT();
 }
