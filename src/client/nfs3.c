@@ -1,5 +1,12 @@
 /* NFSv3 procedures (RFC 1813 section 3.3) as the client's operations
- * table. The MOUNT side (finding the export) is in mount3.c. */
+ * table. The MOUNT side (finding the export) is in mount3.c.
+ *
+ * Every procedure has the same shape: its arguments start with an nfs_fh3,
+ * its results with an nfsstat3. args3() starts the arguments, call3()
+ * sends them and reply3() reads the status and hands the rest of the body
+ * to the procedure's decoder, so a procedure is its encoding plus a
+ * decoder. Decoders report malformed input through the xdr_in's sticky
+ * error flag, which reply3() turns into -EPROTO. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,50 +16,77 @@
 
 #define ARGS_SMALL 1024
 
-static int args_init(struct xdr_out *x, size_t extra)
-{
-	return xdr_out_init(x, ARGS_SMALL + extra, ARGS_SMALL + extra + 4096);
-}
+/* Decode the results after the nfsstat3 s into out (the procedure's own
+ * result type). */
+typedef void (*dec3_fn)(struct xdr_in *x, uint32_t s, void *out);
 
-/* Send proc and read its nfsstat3. On 0 the caller owns rep. */
-static int call3(struct snfs_ctx *c, uint32_t proc, struct xdr_out *a,
-                 struct rpc_reply *rep, uint32_t *status)
+/* Start an argument body with its leading file handle; extra is the room
+ * needed beyond a small fixed part (WRITE data, SYMLINK target). */
+static int args3(struct xdr_out *a, size_t extra, const struct snfs_fh *fh)
 {
-	int rc =
-	    rpc_call(c->rpc, NFS3_PROG, NFS3_VERS, proc, (int)proc, a, rep);
-	if (rc < 0)
-		return rc;
-	if (!xdr_get_u32(&rep->res, status)) {
-		rpc_reply_free(rep);
-		return -EPROTO;
-	}
+	if (xdr_out_init(a, ARGS_SMALL + extra, ARGS_SMALL + extra + 4096) < 0)
+		return -ENOMEM;
+	nfs3_put_fh(a, fh);
 	return 0;
 }
 
-/* Finish a reply: a decode error becomes -EPROTO, else status maps. */
-static int finish(struct rpc_reply *rep, uint32_t status)
+/* Read the nfsstat3, let dec (may be NULL) take the rest, free the reply.
+ * A decode error becomes -EPROTO, else the status maps to -errno. */
+static int reply3(struct rpc_reply *rep, dec3_fn dec, void *out)
 {
-	int rc = rep->res.err ? -EPROTO : nfs3_errno(status);
+	uint32_t s;
+	int rc;
+
+	if (!xdr_get_u32(&rep->res, &s)) {
+		rpc_reply_free(rep);
+		return -EPROTO;
+	}
+	if (dec)
+		dec(&rep->res, s, out);
+	rc = rep->res.err ? -EPROTO : nfs3_errno(s);
 	rpc_reply_free(rep);
 	return rc;
+}
+
+/* Send proc with the arguments in a (taken over) and decode its reply. */
+static int call3(struct snfs_ctx *c, uint32_t proc, struct xdr_out *a,
+                 dec3_fn dec, void *out)
+{
+	struct rpc_reply rep;
+	int rc =
+	    rpc_call(c->rpc, NFS3_PROG, NFS3_VERS, proc, (int)proc, a, &rep);
+
+	return rc < 0 ? rc : reply3(&rep, dec, out);
+}
+
+/* Where a post_op_attr or a wcc_data's post-operation attributes go. */
+struct attr3 {
+	struct snfs_stat *st;
+	bool *have;
+};
+
+static void dec_wcc(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct attr3 *r = out;
+
+	(void)s; /* wcc_data stands in both arms (section 3.3.2) */
+	nfs3_skip_wcc(x, r->st, r->have);
+}
+
+static void dec_getattr(struct xdr_in *x, uint32_t s, void *out)
+{
+	if (s == 0)
+		nfs3_get_fattr(x, out);
 }
 
 static int nfs3_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
                         struct snfs_stat *st)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
-	if ((rc = call3(c, C3_GETATTR, &a, &rep, &s)) < 0)
-		return rc;
-	if (s == 0)
-		nfs3_get_fattr(&rep.res, st);
-	return finish(&rep, s);
+	return call3(c, C3_GETATTR, &a, dec_getattr, st);
 }
 
 static int nfs3_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
@@ -60,19 +94,28 @@ static int nfs3_setattr(struct snfs_ctx *c, const struct snfs_fh *fh,
                         bool *have_post)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
+	struct attr3 r = {post, have_post};
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
 	nfs3_put_sattr(&a, sa);
 	xdr_put_bool(&a, false); /* no guard */
-	if ((rc = call3(c, C3_SETATTR, &a, &rep, &s)) < 0)
-		return rc;
-	nfs3_skip_wcc(&rep.res, post, have_post);
-	return finish(&rep, s);
+	return call3(c, C3_SETATTR, &a, dec_wcc, &r);
+}
+
+struct lookup3 {
+	struct snfs_fh *fh;
+	struct attr3 attr;
+};
+
+static void dec_lookup(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct lookup3 *r = out;
+
+	if (s == 0) {
+		nfs3_get_fh(x, r->fh);
+		nfs3_get_post_attr(x, r->attr.st, r->attr.have);
+	}
 }
 
 static int nfs3_lookup(struct snfs_ctx *c, const struct snfs_fh *dir,
@@ -80,46 +123,45 @@ static int nfs3_lookup(struct snfs_ctx *c, const struct snfs_fh *dir,
                        struct snfs_stat *st, bool *have_attr)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
+	struct lookup3 r = {out, {st, have_attr}};
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
-	if ((rc = call3(c, C3_LOOKUP, &a, &rep, &s)) < 0)
-		return rc;
-	if (s == 0) {
-		nfs3_get_fh(&rep.res, out);
-		nfs3_get_post_attr(&rep.res, st, have_attr);
+	return call3(c, C3_LOOKUP, &a, dec_lookup, &r);
+}
+
+struct readlink3 {
+	char *buf;
+	size_t size;
+	uint32_t n;
+};
+
+static void dec_readlink(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct readlink3 *r = out;
+	const uint8_t *p;
+
+	nfs3_get_post_attr(x, NULL, NULL);
+	if (s == 0 && xdr_get_opaque_ref(x, &p, &r->n, 65536) && r->size) {
+		size_t k = r->n < r->size - 1 ? r->n : r->size - 1;
+		memcpy(r->buf, p, k);
+		r->buf[k] = 0;
+		r->n = (uint32_t)k;
 	}
-	return finish(&rep, s);
 }
 
 static int nfs3_readlink(struct snfs_ctx *c, const struct snfs_fh *fh,
                          char *buf, size_t size)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	const uint8_t *p;
-	uint32_t s, n = 0;
+	struct readlink3 r = {buf, size, 0};
 	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
-	if ((rc = call3(c, C3_READLINK, &a, &rep, &s)) < 0)
-		return rc;
-	nfs3_get_post_attr(&rep.res, NULL, NULL);
-	if (s == 0 && xdr_get_opaque_ref(&rep.res, &p, &n, 65536) && size) {
-		size_t k = n < size - 1 ? n : size - 1;
-		memcpy(buf, p, k);
-		buf[k] = 0;
-		n = (uint32_t)k;
-	}
-	rc = finish(&rep, s);
-	return rc < 0 ? rc : (int)n;
+	rc = call3(c, C3_READLINK, &a, dec_readlink, &r);
+	return rc < 0 ? rc : (int)r.n;
 }
 
 static int nfs3_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
@@ -127,43 +169,48 @@ static int nfs3_read_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 {
 	struct xdr_out a;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
 	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, count);
 	return rpc_call_start(c->rpc, NFS3_PROG, NFS3_VERS, C3_READ, C3_READ,
 	                      &a, r);
 }
 
-static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *r, void *buf,
+struct read3 {
+	struct snfs_ctx *c;
+	void *buf;
+	uint32_t count;
+	struct snfs_read_res *res;
+};
+
+static void dec_read(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct read3 *r = out;
+	const uint8_t *p;
+	uint32_t n, dlen;
+
+	if (!nfs3_get_post_attr(x, &r->res->attr, &r->res->have_attr) || s != 0)
+		return;
+	xdr_get_u32(x, &n);
+	xdr_get_bool(x, &r->res->eof);
+	/* Trust neither count: the data must fit what we asked. */
+	if (xdr_get_opaque_ref(x, &p, &dlen, r->count) && !x->err) {
+		memcpy(r->buf, p, dlen);
+		r->res->count = dlen;
+		counter_add(&r->c->stats.read_bytes, dlen);
+	}
+}
+
+static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *req, void *buf,
                             uint32_t count, struct snfs_read_res *res)
 {
 	struct rpc_reply rep;
-	const uint8_t *p;
-	uint32_t s, n, dlen;
-	int rc = rpc_call_wait(c->rpc, r, &rep);
+	struct read3 r = {c, buf, count, res};
+	int rc = rpc_call_wait(c->rpc, req, &rep);
 
 	memset(res, 0, sizeof(*res));
-	if (rc < 0)
-		return rc;
-	struct xdr_in *x = &rep.res;
-	if (!xdr_get_u32(x, &s) ||
-	    !nfs3_get_post_attr(x, &res->attr, &res->have_attr)) {
-		rpc_reply_free(&rep);
-		return -EPROTO;
-	}
-	if (s == 0) {
-		xdr_get_u32(x, &n);
-		xdr_get_bool(x, &res->eof);
-		/* Trust neither count: the data must fit what we asked. */
-		if (xdr_get_opaque_ref(x, &p, &dlen, count) && !x->err) {
-			memcpy(buf, p, dlen);
-			res->count = dlen;
-			counter_add(&c->stats.read_bytes, dlen);
-		}
-	}
-	return finish(&rep, s);
+	return rc < 0 ? rc : reply3(&rep, dec_read, &r);
 }
 
 static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
@@ -172,9 +219,8 @@ static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 {
 	struct xdr_out a;
 
-	if (args_init(&a, count) < 0)
+	if (args3(&a, count, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
 	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, count);
 	xdr_put_u32(&a, (uint32_t)stable);
@@ -184,63 +230,86 @@ static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
 	                      &a, r);
 }
 
+static void dec_write(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct snfs_write_res *res = out;
+	uint32_t committed;
+
+	if (!nfs3_skip_wcc(x, NULL, NULL) || s != 0)
+		return;
+	xdr_get_u32(x, &res->count);
+	xdr_get_u32(x, &committed);
+	xdr_get_fixed(x, res->verf, 8);
+	res->committed = committed > 2 ? 0 : (int)committed;
+}
+
 static int nfs3_write_finish(struct snfs_ctx *c, struct rpc_req *r,
                              struct snfs_write_res *res)
 {
 	struct rpc_reply rep;
-	uint32_t s, committed;
 	int rc = rpc_call_wait(c->rpc, r, &rep);
 
 	memset(res, 0, sizeof(*res));
-	if (rc < 0)
-		return rc;
-	struct xdr_in *x = &rep.res;
-	if (!xdr_get_u32(x, &s) || !nfs3_skip_wcc(x, NULL, NULL)) {
-		rpc_reply_free(&rep);
-		return -EPROTO;
-	}
-	if (s == 0) {
-		xdr_get_u32(x, &res->count);
-		xdr_get_u32(x, &committed);
-		xdr_get_fixed(x, res->verf, 8);
-		res->committed = committed > 2 ? 0 : (int)committed;
-	}
-	return finish(&rep, s);
+	return rc < 0 ? rc : reply3(&rep, dec_write, res);
+}
+
+struct commit3 {
+	uint8_t *verf;
+	struct attr3 attr;
+};
+
+static void dec_commit(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct commit3 *r = out;
+
+	nfs3_skip_wcc(x, r->attr.st, r->attr.have);
+	if (s == 0)
+		xdr_get_fixed(x, r->verf, 8);
 }
 
 static int nfs3_commit(struct snfs_ctx *c, const struct snfs_fh *fh,
                        uint8_t verf[8], struct snfs_stat *post, bool *have_post)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
+	struct commit3 r = {verf, {post, have_post}};
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
 	xdr_put_u64(&a, 0);
 	xdr_put_u32(&a, 0); /* 0: to the end of the file */
-	if ((rc = call3(c, C3_COMMIT, &a, &rep, &s)) < 0)
-		return rc;
-	nfs3_skip_wcc(&rep.res, post, have_post);
-	if (s == 0)
-		xdr_get_fixed(&rep.res, verf, 8);
-	return finish(&rep, s);
+	return call3(c, C3_COMMIT, &a, dec_commit, &r);
 }
 
 /* diropres3 of CREATE, MKDIR, SYMLINK: post_op_fh3, post_op_attr, wcc. */
-static int decode_diropres(struct rpc_reply *rep, uint32_t s,
-                           struct snfs_fh *out, bool *have_fh)
+struct diropres3 {
+	struct snfs_fh *fh;
+	bool have;
+};
+
+static void dec_diropres(struct xdr_in *x, uint32_t s, void *out)
 {
+	struct diropres3 *r = out;
 	bool h = false;
-	*have_fh = false;
+
 	if (s == 0) {
-		if (xdr_get_bool(&rep->res, &h) && h)
-			nfs3_get_fh(&rep->res, out);
-		*have_fh = h;
+		if (xdr_get_bool(x, &h) && h)
+			nfs3_get_fh(x, r->fh);
+		r->have = h;
 	}
-	return finish(rep, s);
+}
+
+/* Send a CREATE, MKDIR or SYMLINK whose arguments are in a; out and have
+ * may be NULL when the new handle is not wanted. */
+static int call_diropres(struct snfs_ctx *c, uint32_t proc, struct xdr_out *a,
+                         struct snfs_fh *out, bool *have)
+{
+	struct snfs_fh fh;
+	struct diropres3 r = {out ? out : &fh, false};
+	int rc = call3(c, proc, a, dec_diropres, &r);
+
+	if (have)
+		*have = r.have;
+	return rc;
 }
 
 static int nfs3_create(struct snfs_ctx *c, const struct snfs_fh *dir,
@@ -248,21 +317,16 @@ static int nfs3_create(struct snfs_ctx *c, const struct snfs_fh *dir,
                        struct snfs_fh *out)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
 	struct snfs_setattr sa = {.mask = SNFS_SET_MODE, .mode = mode};
-	uint32_t s;
 	bool have;
 	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
 	xdr_put_u32(&a, excl ? 1 : 0); /* GUARDED or UNCHECKED */
 	nfs3_put_sattr(&a, &sa);
-	if ((rc = call3(c, C3_CREATE, &a, &rep, &s)) < 0)
-		return rc;
-	rc = decode_diropres(&rep, s, out, &have);
+	rc = call_diropres(c, C3_CREATE, &a, out, &have);
 	if (rc == 0 && !have)
 		rc = nfs3_lookup(c, dir, name, out, NULL, NULL);
 	return rc;
@@ -272,59 +336,38 @@ static int nfs3_mkdir(struct snfs_ctx *c, const struct snfs_fh *dir,
                       const char *name, uint32_t mode)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
 	struct snfs_setattr sa = {.mask = SNFS_SET_MODE, .mode = mode};
-	struct snfs_fh fh;
-	uint32_t s;
-	bool have;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
 	nfs3_put_sattr(&a, &sa);
-	if ((rc = call3(c, C3_MKDIR, &a, &rep, &s)) < 0)
-		return rc;
-	return decode_diropres(&rep, s, &fh, &have);
+	return call_diropres(c, C3_MKDIR, &a, NULL, NULL);
 }
 
 static int nfs3_symlink(struct snfs_ctx *c, const struct snfs_fh *dir,
                         const char *name, const char *target)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	struct snfs_fh fh;
-	uint32_t s;
-	bool have;
-	int rc;
 
-	if (args_init(&a, strlen(target)) < 0)
+	if (args3(&a, strlen(target), dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
 	nfs3_put_sattr(&a, NULL);
 	xdr_put_string(&a, target);
-	if ((rc = call3(c, C3_SYMLINK, &a, &rep, &s)) < 0)
-		return rc;
-	return decode_diropres(&rep, s, &fh, &have);
+	return call_diropres(c, C3_SYMLINK, &a, NULL, NULL);
 }
 
+/* REMOVE and RMDIR: diropargs3 in, wcc_data out (not kept). */
 static int dir_name_call(struct snfs_ctx *c, uint32_t proc,
                          const struct snfs_fh *dir, const char *name)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
-	if ((rc = call3(c, proc, &a, &rep, &s)) < 0)
-		return rc;
-	return finish(&rep, s);
+	return call3(c, proc, &a, NULL, NULL);
 }
 
 static int nfs3_remove(struct snfs_ctx *c, const struct snfs_fh *dir,
@@ -344,39 +387,28 @@ static int nfs3_rename(struct snfs_ctx *c, const struct snfs_fh *fdir,
                        const char *tname)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fdir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fdir);
 	xdr_put_string(&a, fname);
 	nfs3_put_fh(&a, tdir);
 	xdr_put_string(&a, tname);
-	if ((rc = call3(c, C3_RENAME, &a, &rep, &s)) < 0)
-		return rc;
-	return finish(&rep, s);
+	return call3(c, C3_RENAME, &a, NULL, NULL);
 }
 
 static int nfs3_link(struct snfs_ctx *c, const struct snfs_fh *fh,
                      const struct snfs_fh *dir, const char *name)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
 	nfs3_put_fh(&a, dir);
 	xdr_put_string(&a, name);
-	if ((rc = call3(c, C3_LINK, &a, &rep, &s)) < 0)
-		return rc;
-	return finish(&rep, s);
+	return call3(c, C3_LINK, &a, NULL, NULL);
 }
 
+/* READDIR(PLUS) keeps the reply: the page points into its buffer. */
 static int nfs3_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
                         bool plus, uint64_t cookie, const uint8_t verf[8],
                         uint32_t bufsize, struct rd_page *page)
@@ -386,9 +418,8 @@ static int nfs3_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
 	uint32_t proc = plus ? C3_READDIRPLUS : C3_READDIR;
 	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, dir) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, dir);
 	xdr_put_u64(&a, cookie);
 	xdr_put_fixed(&a, verf, 8);
 	if (plus)
@@ -410,29 +441,50 @@ static int nfs3_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
 	return 0;
 }
 
+static void dec_fsstat(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct snfs_statvfs *sv = out;
+
+	nfs3_get_post_attr(x, NULL, NULL);
+	if (s == 0) {
+		xdr_get_u64(x, &sv->tbytes);
+		xdr_get_u64(x, &sv->fbytes);
+		xdr_get_u64(x, &sv->abytes);
+		xdr_get_u64(x, &sv->tfiles);
+		xdr_get_u64(x, &sv->ffiles);
+		xdr_get_u64(x, &sv->afiles);
+	}
+}
+
 static int nfs3_statvfs(struct snfs_ctx *c, const struct snfs_fh *fh,
                         struct snfs_statvfs *sv)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s;
-	int rc;
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, fh) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, fh);
-	if ((rc = call3(c, C3_FSSTAT, &a, &rep, &s)) < 0)
-		return rc;
-	nfs3_get_post_attr(&rep.res, NULL, NULL);
+	return call3(c, C3_FSSTAT, &a, dec_fsstat, sv);
+}
+
+struct fsinfo3 {
+	uint32_t *rtmax, *wtmax, *dtpref;
+};
+
+static void dec_fsinfo(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct fsinfo3 *r = out;
+	uint32_t v;
+
+	nfs3_get_post_attr(x, NULL, NULL);
 	if (s == 0) {
-		xdr_get_u64(&rep.res, &sv->tbytes);
-		xdr_get_u64(&rep.res, &sv->fbytes);
-		xdr_get_u64(&rep.res, &sv->abytes);
-		xdr_get_u64(&rep.res, &sv->tfiles);
-		xdr_get_u64(&rep.res, &sv->ffiles);
-		xdr_get_u64(&rep.res, &sv->afiles);
+		xdr_get_u32(x, r->rtmax);
+		xdr_get_u32(x, &v); /* rtpref */
+		xdr_get_u32(x, &v); /* rtmult */
+		xdr_get_u32(x, r->wtmax);
+		xdr_get_u32(x, &v);
+		xdr_get_u32(x, &v);
+		xdr_get_u32(x, r->dtpref);
 	}
-	return finish(&rep, s);
 }
 
 /* FSINFO (section 3.3.19): the server's transfer limits. */
@@ -440,26 +492,11 @@ int nfs3_fsinfo(struct snfs_ctx *c, uint32_t *rtmax, uint32_t *wtmax,
                 uint32_t *dtpref)
 {
 	struct xdr_out a;
-	struct rpc_reply rep;
-	uint32_t s, v;
-	int rc;
+	struct fsinfo3 r = {rtmax, wtmax, dtpref};
 
-	if (args_init(&a, 0) < 0)
+	if (args3(&a, 0, &c->root) < 0)
 		return -ENOMEM;
-	nfs3_put_fh(&a, &c->root);
-	if ((rc = call3(c, C3_FSINFO, &a, &rep, &s)) < 0)
-		return rc;
-	nfs3_get_post_attr(&rep.res, NULL, NULL);
-	if (s == 0) {
-		xdr_get_u32(&rep.res, rtmax);
-		xdr_get_u32(&rep.res, &v); /* rtpref */
-		xdr_get_u32(&rep.res, &v); /* rtmult */
-		xdr_get_u32(&rep.res, wtmax);
-		xdr_get_u32(&rep.res, &v);
-		xdr_get_u32(&rep.res, &v);
-		xdr_get_u32(&rep.res, dtpref);
-	}
-	return finish(&rep, s);
+	return call3(c, C3_FSINFO, &a, dec_fsinfo, &r);
 }
 
 const struct snfs_proto_ops snfs_nfs3_ops = {

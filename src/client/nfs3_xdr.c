@@ -7,59 +7,59 @@
 int nfs3_errno(uint32_t status)
 {
 	switch (status) {
-	case 0:
+	case NFS3_OK:
 		return 0;
-	case 1:
+	case NFS3ERR_PERM:
 		return -EPERM;
-	case 2:
+	case NFS3ERR_NOENT:
 		return -ENOENT;
-	case 5:
+	case NFS3ERR_IO:
 		return -EIO;
-	case 6:
+	case NFS3ERR_NXIO:
 		return -ENXIO;
-	case 13:
+	case NFS3ERR_ACCES:
 		return -EACCES;
-	case 17:
+	case NFS3ERR_EXIST:
 		return -EEXIST;
-	case 18:
+	case NFS3ERR_XDEV:
 		return -EXDEV;
-	case 19:
+	case NFS3ERR_NODEV:
 		return -ENODEV;
-	case 20:
+	case NFS3ERR_NOTDIR:
 		return -ENOTDIR;
-	case 21:
+	case NFS3ERR_ISDIR:
 		return -EISDIR;
-	case 22:
+	case NFS3ERR_INVAL:
 		return -EINVAL;
-	case 27:
+	case NFS3ERR_FBIG:
 		return -EFBIG;
-	case 28:
+	case NFS3ERR_NOSPC:
 		return -ENOSPC;
-	case 30:
+	case NFS3ERR_ROFS:
 		return -EROFS;
-	case 31:
+	case NFS3ERR_MLINK:
 		return -EMLINK;
-	case 63:
+	case NFS3ERR_NAMETOOLONG:
 		return -ENAMETOOLONG;
-	case 66:
+	case NFS3ERR_NOTEMPTY:
 		return -ENOTEMPTY;
-	case 69:
+	case NFS3ERR_DQUOT:
 		return -EDQUOT;
-	case 70:
-	case 10001:
+	case NFS3ERR_STALE:
+	case NFS3ERR_BADHANDLE:
 		return -ESTALE;
-	case 71:
+	case NFS3ERR_REMOTE:
 		return -EREMOTE;
-	case 10003:
+	case NFS3ERR_BAD_COOKIE:
 		return -SNFS_EBADCOOKIE;
-	case 10004:
+	case NFS3ERR_NOTSUPP:
 		return -EOPNOTSUPP;
-	case 10005:
+	case NFS3ERR_TOOSMALL:
 		return -EOVERFLOW; /* TOOSMALL: buffer too small */
-	case 10008:
+	case NFS3ERR_JUKEBOX:
 		return -EAGAIN; /* JUKEBOX */
-	case 10002:
-	case 10007:
+	case NFS3ERR_NOT_SYNC:
+	case NFS3ERR_BADTYPE:
 		return -EINVAL;
 	default:
 		return -EIO;
@@ -80,10 +80,11 @@ static bool put_time_how(struct xdr_out *x, bool set, bool now,
                          const struct timespec *t)
 {
 	if (!set && !now)
-		return xdr_put_u32(x, 0);
+		return xdr_put_u32(x, DONT_CHANGE);
 	if (now)
-		return xdr_put_u32(x, 1);
-	return xdr_put_u32(x, 2) && xdr_put_u32(x, (uint32_t)t->tv_sec) &&
+		return xdr_put_u32(x, SET_TO_SERVER_TIME);
+	return xdr_put_u32(x, SET_TO_CLIENT_TIME) &&
+	       xdr_put_u32(x, (uint32_t)t->tv_sec) &&
 	       xdr_put_u32(x, (uint32_t)t->tv_nsec);
 }
 

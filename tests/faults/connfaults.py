@@ -27,35 +27,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 import nfsrpc as N  # noqa: E402
+from nfsrpc import check, info, rss_kib  # noqa: E402
 
 MIB = 1 << 20
-FAILS = 0
 NFS3ERR_NOSPC, NFS3ERR_ROFS, NFS3ERR_SERVERFAULT = 28, 30, 10006
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name, flush=True)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
-    return cond
-
-
-def info(msg):
-    print("# %s" % msg, flush=True)
-
-
-def rss_kib(pid, field="VmRSS"):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
 
 
 def alive(port, pid):
@@ -302,7 +277,7 @@ def main():
         sys.exit(__doc__)
     case, port, export, pid = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     {"cuts": cuts, "noreader": noreader, "nospc": nospc, "eio": eio}[case](port, export, pid)
-    return 1 if FAILS else 0
+    return 1 if N.failures() else 0
 
 
 if __name__ == "__main__":

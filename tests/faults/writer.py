@@ -38,26 +38,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 import nfsrpc as N  # noqa: E402
+from nfsrpc import check, info  # noqa: E402
 
 MIB = 1 << 20
 WINDOW = 6            # calls in flight
 COMMIT_EVERY = 6      # uncommitted UNSTABLE chunks that trigger a COMMIT
 RECONNECT_SECONDS = 60
-FAILS = 0
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name, flush=True)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
-    return cond
-
-
-def info(msg):
-    print("# %s" % msg, flush=True)
 
 
 def pattern(seed, i):
@@ -368,7 +354,7 @@ def main():
     info("trials %d, bytes lost %d, %d chunks re-sent after a verifier change, %.1f MiB/s incl. restarts" %
          (trial, lost_total, s.resent, size_mib / elapsed if elapsed else 0))
     print("# RESULT trials=%d bytes_lost=%d resent=%d seconds=%.1f" % (trial, lost_total, s.resent, elapsed), flush=True)
-    return 1 if FAILS else 0
+    return 1 if N.failures() else 0
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@ RFC 1813 (NFSv3 and MOUNT v3). Only what the interop and stress suites need:
 
 Every NFS procedure returns the NFS status first; attributes come back as a
 dict (see parse_fattr3). build_call() gives the raw bytes of a call so that
-fuzzers can mutate them; send_raw()/recv_record() speak record marking.
+fuzzers can mutate them; send_raw()/recv_record() speak record marking and
+take_records() splits records out of a non-blocking socket's buffer.
+
+The test scripts print their results with check() and info() and exit with
+failures() != 0 (see "test output" at the end).
 """
 
 import os
@@ -194,6 +198,25 @@ def recv_record(sock):
             return b"".join(out)
 
 
+def take_records(buf):
+    """Remove the complete records (all fragments in) at the front of buf, a
+    bytearray filled from a socket, and return them; an incomplete one stays
+    in buf for more bytes."""
+    recs, frags, pos, used = [], [], 0, 0
+    while pos + 4 <= len(buf):
+        hdr = struct.unpack_from(">I", buf, pos)[0]
+        n = hdr & 0x7FFFFFFF
+        if pos + 4 + n > len(buf):
+            break
+        frags.append(bytes(buf[pos + 4:pos + 4 + n]))
+        pos += 4 + n
+        if hdr & 0x80000000:
+            recs.append(b"".join(frags))
+            frags, used = [], pos
+    del buf[:used]
+    return recs
+
+
 # ---- call and reply ----
 
 def auth_sys(uid=0, gid=0, gids=(), machine="snfs-test", stamp=0):
@@ -322,7 +345,8 @@ class Client:
         if self.proto == "tcp":
             self.sock = socket.create_connection((self.host, self.port), self.timeout)
         else:
-            self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            fam = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            self.sock = socket.socket(fam, socket.SOCK_DGRAM)
             self.sock.settimeout(self.timeout)
             self.sock.connect((self.host, self.port))
 
@@ -394,6 +418,14 @@ class Client:
         if st != 0:
             raise RpcError("MNT %s: status %d" % (path, st), st)
         return fh
+
+    def mnt_dump(self):
+        """The server's mount list: [(hostname, directory)]."""
+        u = self.call(MOUNT_PROG, 3, MOUNTPROC3_DUMP)
+        out = []
+        while u.bool():
+            out.append((u.string(255), u.string(1024)))
+        return out
 
     def umnt(self, path):
         self.call(MOUNT_PROG, 3, MOUNTPROC3_UMNT, Packer().string(path).bytes())
@@ -557,3 +589,40 @@ def call_args(proc, fh=b"", name="x", offset=0, count=4096, data=b""):
     else:
         raise ValueError("no builder for proc %d" % proc)
     return p.bytes()
+
+
+# ---- test output (TAP-like lines that tests/lib.sh counts) ----
+
+_failures = 0
+
+
+def check(name, cond, detail=""):
+    """Print "ok - name" or "not ok - name (detail)"; return cond."""
+    global _failures
+    if cond:
+        print("ok - %s" % name, flush=True)
+    else:
+        _failures += 1
+        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
+    return cond
+
+
+def info(msg):
+    print("# %s" % msg, flush=True)
+
+
+def failures():
+    """How many check()s failed so far (the script's exit status)."""
+    return _failures
+
+
+def rss_kib(pid, field="VmRSS"):
+    """A /proc/PID/status size field in KiB, or -1 if unreadable."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1

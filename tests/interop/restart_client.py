@@ -19,20 +19,10 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nfsrpc as N  # noqa: E402
+from nfsrpc import check  # noqa: E402
 
-FAILS = 0
 CHUNK = 65536
 NCHUNKS = 8
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""))
-    return cond
 
 
 def chunk(i, gen):
@@ -188,7 +178,7 @@ def main():
             sys.exit("unknown phase " + what)
     except (OSError, EOFError, N.RpcError, N.XdrError, KeyError, ValueError) as e:
         check("phase %s ran to the end" % what, False, "%s: %s" % (type(e).__name__, e))
-    sys.exit(1 if FAILS else 0)
+    sys.exit(1 if N.failures() else 0)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import random
 import resource
 import selectors
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -31,29 +30,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 import nfsrpc as N  # noqa: E402
-
-FAILS = 0
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name, flush=True)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
-    return cond
-
-
-def rss_kib(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
+from nfsrpc import check, rss_kib  # noqa: E402
 
 
 # ---- one worker: a mixed workload in its own directory ----
@@ -237,12 +214,7 @@ class Idle:
                 self.sel.unregister(st["sock"])
                 continue
             st["buf"] += chunk
-            while len(st["buf"]) >= 4:
-                n = struct.unpack(">I", st["buf"][:4])[0] & 0x7FFFFFFF
-                if len(st["buf"]) < 4 + n:
-                    break
-                rec = bytes(st["buf"][4:4 + n])
-                del st["buf"][:4 + n]
+            for rec in N.take_records(st["buf"]):
                 xid = N.reply_xid(rec)
                 try:
                     N.parse_reply(rec, xid).done()
@@ -324,7 +296,7 @@ def main():
     print("# ops/s %.0f (%d client ops in %.1fs, %d errors, plus %d idle NULLs)" %
           (total_ops / elapsed, total_ops, elapsed, nerr, idle.sent))
     print("# sampled peak RSS %.1f MiB (%d samples)" % (peak / 1024, rss_samples))
-    return 1 if FAILS else 0
+    return 1 if N.failures() else 0
 
 
 if __name__ == "__main__":

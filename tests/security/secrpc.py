@@ -26,6 +26,7 @@ from nfsrpc import (  # noqa: E402  (path set up above)
     NFSPROC3_GETATTR, NFSPROC3_READLINK, NFSPROC3_SYMLINK, NFSPROC3_RENAME,
     NFSPROC3_LINK, NFSPROC3_FSINFO, NFSPROC3_READDIR, NFSPROC3_RMDIR,
     NFSPROC3_WRITE, NFSPROC3_READ, UNSTABLE, FILE_SYNC, NFS3_OK,
+    check, failures,  # failures() is the exit status of exports_cases.py
 )
 
 # nfsstat3 (RFC 1813 section 2.6) used by the cases
@@ -37,22 +38,10 @@ MNT3_OK, MNT3ERR_ACCES, MNT3ERR_NOTDIR, MNT3ERR_NAMETOOLONG = 0, 13, 20, 63
 NF3REG, NF3DIR, NF3LNK = 1, 2, 5
 RPCSEC_GSS = 6
 
-_failures = 0
-
 
 def report(ok, name, detail=""):
     """Print one TAP-style line; remember failures for the exit status."""
-    global _failures
-    if ok:
-        print("ok - %s" % name, flush=True)
-    else:
-        _failures += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
-    return ok
-
-
-def failures():
-    return _failures
+    return check(name, ok, detail)
 
 
 # ---- clients ----

@@ -12,25 +12,13 @@ import os
 import resource
 import selectors
 import socket
-import struct
 import sys
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 import nfsrpc as N  # noqa: E402
-
-FAILS = 0
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""))
-    return cond
+from nfsrpc import check  # noqa: E402
 
 
 def raise_nofile(n):
@@ -106,7 +94,7 @@ def exchange(conns, root, deadline):
                     if not chunk:
                         raise EOFError("closed by server after %d replies" % len(c.replies))
                     c.inbuf += chunk
-                    take_records(c)
+                    c.replies += N.take_records(c.inbuf)
             except (OSError, EOFError, N.XdrError) as e:
                 c.err = "%s: %s" % (type(e).__name__, e)
             if c.err or len(c.replies) >= 2:
@@ -116,18 +104,6 @@ def exchange(conns, root, deadline):
         if c.err is None and len(c.replies) < 2:
             c.err = "timed out with %d replies" % len(c.replies)
     sel.close()
-
-
-def take_records(c):
-    while len(c.inbuf) >= 4:
-        hdr = struct.unpack(">I", c.inbuf[:4])[0]
-        n = hdr & 0x7FFFFFFF
-        if not hdr & 0x80000000:
-            raise N.XdrError("multi-fragment reply (not expected here)")
-        if len(c.inbuf) < 4 + n:
-            return
-        c.replies.append(bytes(c.inbuf[4:4 + n]))
-        del c.inbuf[:4 + n]
 
 
 def verify(c, ref):
@@ -189,7 +165,7 @@ def main():
                   "status %d" % st)
     except (OSError, EOFError, N.RpcError, N.XdrError) as e:
         check("server answers after the connections closed", False, "%s: %s" % (type(e).__name__, e))
-    sys.exit(1 if FAILS else 0)
+    sys.exit(1 if N.failures() else 0)
 
 
 if __name__ == "__main__":

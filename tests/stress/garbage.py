@@ -27,20 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 import nfsrpc as N  # noqa: E402
+from nfsrpc import check  # noqa: E402
 
 FIRST_WAIT = 1.0  # seconds to wait for a reply before half-closing
 CLOSE_WAIT = 8.0  # then seconds to wait for the close
-FAILS = 0
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    if cond:
-        print("ok - %s" % name)
-    else:
-        FAILS += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""))
-    return cond
 
 
 def base_calls(root, fh, export):
@@ -127,21 +117,10 @@ def make_case(rng, bases):
 
 def parse_replies(buf):
     """Split a byte stream into reply records. Returns (records, error)."""
-    recs = []
-    pos = 0
-    cur = []
-    while pos + 4 <= len(buf):
-        hdr = struct.unpack(">I", buf[pos:pos + 4])[0]
-        n = hdr & 0x7FFFFFFF
-        if pos + 4 + n > len(buf):
-            return recs, "incomplete reply record (%d bytes claimed, %d present)" % (n, len(buf) - pos - 4)
-        cur.append(buf[pos + 4:pos + 4 + n])
-        pos += 4 + n
-        if hdr & 0x80000000:
-            recs.append(b"".join(cur))
-            cur = []
-    if pos != len(buf) or cur:
-        return recs, "trailing bytes after replies"
+    rest = bytearray(buf)
+    recs = N.take_records(rest)
+    if rest:
+        return recs, "%d bytes after the last whole reply record" % len(rest)
     for r in recs:
         if len(r) < 12:
             return recs, "reply of %d bytes" % len(r)
@@ -331,7 +310,7 @@ def main():
             check("READ of g.dat after garbage", st == N.NFS3_OK and len(data) == 100, "status %d" % st)
     except (OSError, EOFError, N.RpcError, N.XdrError) as e:
         check("server answers after garbage", False, "%s: %s" % (type(e).__name__, e))
-    sys.exit(1 if FAILS else 0)
+    sys.exit(1 if N.failures() else 0)
 
 
 if __name__ == "__main__":
