@@ -11,13 +11,28 @@
  *
  * The cache is bounded (LRU) and idle cursors are closed after a while. A
  * cursor in use is out of the cache, so each is used by one thread.
+ *
+ * A plain listing marks entries "exact" when their d_ino and d_type are
+ * what a stat of the name would give, so that a caller wanting only type
+ * and fileid (an NFSv4 READDIR for `ls -f`) needs no syscall per name.
+ * That holds on the file systems named in fs_exact() (whose d_ino is the
+ * inode number and which have no hidden sub-devices such as btrfs
+ * subvolumes) except for names covered by a mount: there getdents gives
+ * the covered inode and stat the mounted root. So a directory is exact only
+ * while no mount point lies directly in it, judged from
+ * /proc/self/mountinfo, read again whenever poll says the table changed.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,12 +60,27 @@ struct dir_cursor {
 	bool end;        /* getdents64 returned 0 */
 	bool broken;     /* getdents64 failed */
 	time_t used;     /* CLOCK_MONOTONIC seconds */
+	bool judged;     /* no_mounts is known for mount table judged_gen */
+	bool no_mounts;  /* no mount point lies directly in this directory */
+	unsigned judged_gen;
 	char buf[CURSOR_BUF];
+};
+
+/* The directories that directly hold a mount point, sorted. */
+struct mount_dirs {
+	int fd;        /* /proc/self/mountinfo, kept open to poll; -1 */
+	bool unusable; /* unreadable: no directory is ever exact */
+	unsigned gen;  /* bumped on every reread */
+	char **dirs;
+	size_t n;
 };
 
 struct dir_cursor_cache {
 	pthread_mutex_t lock;
 	struct dir_cursor *c[CURSOR_SLOTS];
+	pthread_mutex_t mlock; /* fs_kind and mounts */
+	int fs_kind;           /* 0 not yet known, 1 exact, -1 not */
+	struct mount_dirs mounts;
 };
 
 static time_t now_sec(void)
@@ -76,8 +106,19 @@ int dir_cursor_cache_new(struct dir_cursor_cache **out)
 	if (dc == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&dc->lock, NULL);
+	pthread_mutex_init(&dc->mlock, NULL);
+	dc->mounts.fd = -1;
 	*out = dc;
 	return 0;
+}
+
+static void mount_dirs_clear(struct mount_dirs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->dirs[i]);
+	free(m->dirs);
+	m->dirs = NULL;
+	m->n = 0;
 }
 
 void dir_cursor_cache_free(struct dir_cursor_cache *dc)
@@ -86,6 +127,10 @@ void dir_cursor_cache_free(struct dir_cursor_cache *dc)
 		return;
 	for (int i = 0; i < CURSOR_SLOTS; i++)
 		cursor_close(dc->c[i]);
+	mount_dirs_clear(&dc->mounts);
+	if (dc->mounts.fd >= 0)
+		close(dc->mounts.fd);
+	pthread_mutex_destroy(&dc->mlock);
 	pthread_mutex_destroy(&dc->lock);
 	free(dc);
 }
@@ -192,8 +237,219 @@ static int cursor_open(struct bk_export *ex, const struct bk_handle *h,
 	c->len = c->pos = 0;
 	c->end = false;
 	c->broken = false;
+	c->judged = false;
 	*out = c;
 	return 0;
+}
+
+/* File systems whose getdents d_ino is the st_ino of the name and where
+ * every name is on the same device unless a mount covers it. Not btrfs
+ * (subvolumes are other devices), overlayfs or network file systems. */
+static bool fs_exact(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
+	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+			              (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+}
+
+/* The fifth field of a mountinfo line (the mount point), unescaped and
+ * cut to the directory holding it; NULL for the root or a bad line. */
+static char *mount_parent(char *line)
+{
+	char *f = line, *slash;
+
+	for (int i = 0; i < 4; i++) {
+		f = strchr(f, ' ');
+		if (f == NULL)
+			return NULL;
+		f++;
+	}
+	line = f;
+	f = strchr(line, ' ');
+	if (f != NULL)
+		*f = 0;
+	unescape_octal(line);
+	slash = strrchr(line, '/');
+	if (slash == NULL || line[0] != '/' || line[1] == 0)
+		return NULL;
+	if (slash == line)
+		slash++; /* a mount on /x is in / */
+	*slash = 0;
+	return strdup(line);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The whole of the file at fd, NUL-terminated; NULL on failure. */
+static char *read_all(int fd)
+{
+	size_t cap = 16384, len = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t n;
+
+	if (buf == NULL || lseek(fd, 0, SEEK_SET) != 0)
+		goto err;
+	for (;;) {
+		if (cap - len < 4096) {
+			nb = realloc(buf, cap * 2);
+			if (nb == NULL)
+				goto err;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto err;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	return buf;
+err:
+	free(buf);
+	return NULL;
+}
+
+static int mount_dirs_read(struct mount_dirs *m)
+{
+	char *text = read_all(m->fd), *line, *next, *d, **nd;
+	size_t cap = 0;
+
+	mount_dirs_clear(m);
+	m->gen++;
+	if (text == NULL)
+		return -EIO;
+	for (line = text; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		d = mount_parent(line);
+		if (d == NULL)
+			continue;
+		if (m->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nd = realloc(m->dirs, cap * sizeof(*nd));
+			if (nd == NULL) {
+				free(d);
+				free(text);
+				return -ENOMEM;
+			}
+			m->dirs = nd;
+		}
+		m->dirs[m->n++] = d;
+	}
+	free(text);
+	if (m->n > 0)
+		qsort(m->dirs, m->n, sizeof(*m->dirs), cmp_str);
+	return 0;
+}
+
+/* Bring the table up to date: the kernel marks the open mountinfo with
+ * POLLPRI (and POLLERR) once for every change to the mount namespace. A
+ * table that cannot be read makes the directories inexact for good. */
+static void mount_dirs_refresh(struct mount_dirs *m)
+{
+	struct pollfd p;
+	int rc;
+
+	if (m->unusable)
+		return;
+	if (m->fd < 0) {
+		m->fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		if (m->fd < 0 || mount_dirs_read(m) != 0)
+			m->unusable = true;
+		return;
+	}
+	p.fd = m->fd;
+	p.events = POLLPRI;
+	p.revents = 0;
+	do
+		rc = poll(&p, 1, 0);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0 ||
+	    (rc > 0 && (p.revents & (POLLPRI | POLLERR | POLLNVAL)))) {
+		if (rc < 0 || (p.revents & POLLNVAL) || mount_dirs_read(m))
+			m->unusable = true;
+	}
+}
+
+/* Whether some mount point lies directly in the directory open at fd
+ * (true when its path cannot be told). */
+static bool holds_mount(const struct mount_dirs *m, int fd)
+{
+	static const char deleted[] = " (deleted)";
+	char link[64], path[PATH_MAX], *key = path;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1 || path[0] != '/')
+		return true;
+	path[n] = 0;
+	if ((size_t)n >= sizeof(deleted) - 1 &&
+	    strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0)
+		return true;
+	return bsearch(&key, m->dirs, m->n, sizeof(*m->dirs), cmp_str) != NULL;
+}
+
+/* Whether the d_ino and d_type of c's names are what stat would say. */
+static bool cursor_exact(struct dir_cursor_cache *dc, struct dir_cursor *c)
+{
+	bool exact = false;
+
+	pthread_mutex_lock(&dc->mlock);
+	if (dc->fs_kind == 0)
+		dc->fs_kind = fs_exact(c->fd) ? 1 : -1;
+	if (dc->fs_kind < 0)
+		goto out;
+	mount_dirs_refresh(&dc->mounts);
+	if (dc->mounts.unusable)
+		goto out;
+	if (!c->judged || c->judged_gen != dc->mounts.gen) {
+		c->no_mounts = !holds_mount(&dc->mounts, c->fd);
+		c->judged_gen = dc->mounts.gen;
+		c->judged = true;
+	}
+	exact = c->no_mounts;
+out:
+	pthread_mutex_unlock(&dc->mlock);
+	return exact;
 }
 
 static enum bk_ftype ftype_of_dtype(unsigned char t)
@@ -259,8 +515,9 @@ static void entry_plus(struct bk_export *ex, int dirfd, struct bk_dirent *e,
 }
 
 /* Hand entries to fn until it stops, fails or the directory ends; with
- * ex set, each entry carries its handle and attributes. */
-static int cursor_emit(struct dir_cursor *c, struct bk_export *ex,
+ * ex set, each entry carries its handle and attributes; with exact, the
+ * names of a known type are marked exact. */
+static int cursor_emit(struct dir_cursor *c, struct bk_export *ex, bool exact,
                        bk_dirent_fn fn, void *arg, bool *eof)
 {
 	const size_t hdr = offsetof(struct linux_dirent64, d_name);
@@ -298,6 +555,8 @@ static int cursor_emit(struct dir_cursor *c, struct bk_export *ex,
 		e.type = ftype_of_dtype(d->d_type);
 		e.handle = NULL;
 		e.attr = NULL;
+		e.exact =
+		    exact && e.type != 0 && !posix_is_dot_or_dotdot(e.name);
 		if (ex != NULL)
 			entry_plus(ex, c->fd, &e, &h, &a);
 		rc = fn(arg, &e);
@@ -347,8 +606,10 @@ static int readdir_common(struct bk_export *ex, const struct bk_cred *cr,
 	}
 	rc = dir_readable(c->fd, cr, &searchable);
 	if (rc == 0)
-		rc = cursor_emit(c, plus && searchable ? ex : NULL, fn, arg,
-		                 eof);
+		rc = cursor_emit(c, plus && searchable ? ex : NULL,
+		                 !plus && searchable &&
+		                     cursor_exact(ex->dirs, c),
+		                 fn, arg, eof);
 	/* A finished or broken stream is not worth keeping; one the client
 	 * was refused, or whose callback failed, stays valid. */
 	if (c->end || c->broken)

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +136,50 @@ void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3])
 		bm_set(bm, A_SUPPATTR_EXCLCREAT);
 }
 
+bool nfs4_attrs_from_dirent(uint32_t minor, const uint32_t req[3])
+{
+	/* Constants, those of the export (fsid, lease time) and the two
+	 * that a directory entry carries. */
+	static const uint8_t attrs[] = {
+	    A_SUPPORTED_ATTRS,
+	    A_TYPE,
+	    A_FH_EXPIRE_TYPE,
+	    A_LINK_SUPPORT,
+	    A_SYMLINK_SUPPORT,
+	    A_NAMED_ATTR,
+	    A_FSID,
+	    A_UNIQUE_HANDLES,
+	    A_LEASE_TIME,
+	    A_RDATTR_ERROR,
+	    A_ACLSUPPORT,
+	    A_CANSETTIME,
+	    A_CASE_INSENSITIVE,
+	    A_CASE_PRESERVING,
+	    A_CHOWN_RESTRICTED,
+	    A_FILEID,
+	    A_HOMOGENEOUS,
+	    A_MAXFILESIZE,
+	    A_MAXNAME,
+	    A_MAXREAD,
+	    A_MAXWRITE,
+	    A_NO_TRUNC,
+	    A_TIME_ACCESS_SET,
+	    A_TIME_DELTA,
+	    A_TIME_MODIFY_SET,
+	    A_MOUNTED_ON_FILEID,
+	    A_SUPPATTR_EXCLCREAT,
+	};
+	uint32_t ok[3] = {0, 0, 0}, sup[3];
+
+	nfs4_supported_attrs(minor, sup);
+	for (size_t i = 0; i < sizeof(attrs); i++)
+		bm_set(ok, attrs[i]);
+	for (int i = 0; i < 3; i++)
+		if (req[i] & sup[i] & ~ok[i])
+			return false;
+	return true;
+}
+
 /* What EXCLUSIVE4_1 may set with the verifier: not the times, which hold
  * the verifier (RFC 8881 18.16.3). */
 static void exclcreat_attrs(uint32_t bm[3])
@@ -182,12 +225,18 @@ uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
 	return rc ? nfs4_errno(rc) : NFS4_OK;
 }
 
+/* The id in decimal, as snprintf "%u" would write it; by hand, as READDIR
+ * encodes two per entry. */
 static bool put_owner(struct xdr_out *x, uint32_t id)
 {
-	char buf[16];
+	char buf[10];
+	size_t n = sizeof(buf);
 
-	snprintf(buf, sizeof(buf), "%u", id);
-	return xdr_put_string(x, buf);
+	do {
+		buf[--n] = (char)('0' + id % 10);
+		id /= 10;
+	} while (id != 0);
+	return xdr_put_opaque(x, buf + n, (uint32_t)(sizeof(buf) - n));
 }
 
 /* fs-wide figures: the export's, or for a pseudo directory those of the
@@ -362,24 +411,34 @@ static uint32_t put_attr(struct nfs4_compound *c, struct xdr_out *x,
 	return NFS4_OK;
 }
 
-uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
-                           const uint32_t req[3], struct nfs4_attr_src *src)
+void nfs4_fattr_plan_init(uint32_t minor, const uint32_t req[3],
+                          struct nfs4_fattr_plan *p)
 {
-	uint32_t sup[3], give[3];
+	uint32_t sup[3];
+
+	nfs4_supported_attrs(minor, sup);
+	for (int i = 0; i < 3; i++) {
+		p->req[i] = req[i];
+		p->give[i] = req[i] & sup[i];
+	}
+	/* Write-only attributes are never returned. */
+	p->give[WORD(A_TIME_ACCESS_SET)] &= ~BIT(A_TIME_ACCESS_SET);
+	p->give[WORD(A_TIME_MODIFY_SET)] &= ~BIT(A_TIME_MODIFY_SET);
+}
+
+uint32_t nfs4_encode_fattr_plan(struct nfs4_compound *c, struct xdr_out *x,
+                                const struct nfs4_fattr_plan *p,
+                                struct nfs4_attr_src *src)
+{
+	uint32_t give[3] = {p->give[0], p->give[1], p->give[2]};
 	struct bk_statfs sf;
 	bool have_sf = false;
 	size_t lenpos, start;
 	uint32_t st;
 
-	nfs4_supported_attrs(c->minor, sup);
-	for (int i = 0; i < 3; i++)
-		give[i] = req[i] & sup[i];
-	/* Write-only attributes are never returned. */
-	give[WORD(A_TIME_ACCESS_SET)] &= ~BIT(A_TIME_ACCESS_SET);
-	give[WORD(A_TIME_MODIFY_SET)] &= ~BIT(A_TIME_MODIFY_SET);
 	if (src->rdattr_error) {
 		/* RFC 7530 5.8.1.12: only rdattr_error, if it was asked. */
-		if (!bm_has(req, A_RDATTR_ERROR))
+		if (!bm_has(p->req, A_RDATTR_ERROR))
 			return src->rdattr_error;
 		give[0] = BIT(A_RDATTR_ERROR);
 		give[1] = give[2] = 0;
@@ -388,15 +447,27 @@ uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
 	lenpos = x->len;
 	xdr_put_u32(x, 0);
 	start = x->len;
-	for (unsigned id = 0; id <= A_LAST; id++) {
-		if (!bm_has(give, id))
-			continue;
-		st = put_attr(c, x, id, src, &sf, &have_sf);
-		if (st)
-			return st;
+	/* Values in attribute number order (RFC 7530 5.5): set bits only. */
+	for (unsigned w = 0; w < 3; w++) {
+		for (uint32_t bits = give[w]; bits; bits &= bits - 1) {
+			unsigned id = w * 32 + (unsigned)__builtin_ctz(bits);
+
+			st = put_attr(c, x, id, src, &sf, &have_sf);
+			if (st)
+				return st;
+		}
 	}
 	xdr_patch_u32(x, lenpos, (uint32_t)(x->len - start));
 	return NFS4_OK;
+}
+
+uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
+                           const uint32_t req[3], struct nfs4_attr_src *src)
+{
+	struct nfs4_fattr_plan p;
+
+	nfs4_fattr_plan_init(c->minor, req, &p);
+	return nfs4_encode_fattr_plan(c, x, &p, src);
 }
 
 /* "1000", "1000@dom" or "name@dom" to an id; -EINVAL if unknown. */

@@ -402,9 +402,10 @@ uint32_t nfs4_op_link(struct nfs4_compound *c)
 	return NFS4_OK;
 }
 
-bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
-                     uint64_t cookie, const char *name, uint32_t namelen,
-                     const uint32_t req[3], struct nfs4_attr_src *src)
+bool nfs4_put_dirent_plan(struct nfs4_compound *c, struct xdr_out *x,
+                          size_t limit, uint64_t cookie, const char *name,
+                          uint32_t namelen, const struct nfs4_fattr_plan *p,
+                          struct nfs4_attr_src *src)
 {
 	size_t pos = x->len;
 	uint32_t none[3] = {0, 0, 0};
@@ -412,7 +413,7 @@ bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
 	xdr_put_u32(x, 1);
 	xdr_put_u64(x, cookie);
 	xdr_put_opaque(x, name, namelen);
-	if (nfs4_encode_fattr(c, x, req, src) != NFS4_OK && !x->err) {
+	if (nfs4_encode_fattr_plan(c, x, p, src) != NFS4_OK && !x->err) {
 		/* Unreadable and rdattr_error not asked: no attributes. */
 		xdr_out_truncate(x, pos);
 		xdr_put_u32(x, 1);
@@ -429,17 +430,29 @@ bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
 	return true;
 }
 
+bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
+                     uint64_t cookie, const char *name, uint32_t namelen,
+                     const uint32_t req[3], struct nfs4_attr_src *src)
+{
+	struct nfs4_fattr_plan p;
+
+	nfs4_fattr_plan_init(c->minor, req, &p);
+	return nfs4_put_dirent_plan(c, x, limit, cookie, name, namelen, &p,
+	                            src);
+}
+
 struct rd_ctx {
 	struct nfs4_compound *c;
-	const uint32_t *req;
+	struct nfs4_fattr_plan plan;
 	size_t limit;
 	uint32_t n;
-	bool need_lookup;
+	bool light; /* the attributes asked follow from type and fileid */
 };
 
-static int rd_entry(void *arg, const struct bk_dirent *e)
+/* An entry whose attributes need its handle or a stat: from readdir_plus
+ * or by a lookup. Returns 0, or 1 to stop when it does not fit. */
+static int rd_entry_full(struct rd_ctx *r, const struct bk_dirent *e)
 {
-	struct rd_ctx *r = arg;
 	struct nfs4_compound *c = r->c;
 	struct nfs4_attr_src src;
 	struct nfs4_fh fh = c->cfh;
@@ -447,11 +460,6 @@ static int rd_entry(void *arg, const struct bk_dirent *e)
 	struct bk_handle h;
 	int rc;
 
-	if ((e->namelen == 1 && e->name[0] == '.') ||
-	    (e->namelen == 2 && e->name[0] == '.' && e->name[1] == '.'))
-		return 0;
-	if (e->namelen > BK_NAME_MAX)
-		return 0;
 	memcpy(name, e->name, e->namelen);
 	name[e->namelen] = 0;
 	memset(&src, 0, sizeof(src));
@@ -469,8 +477,33 @@ static int rd_entry(void *arg, const struct bk_dirent *e)
 	if (rc)
 		src.rdattr_error = nfs4_errno(rc);
 	fh.bh = h;
-	if (!nfs4_put_dirent(c, c->res, r->limit, e->cookie, name, e->namelen,
-	                     r->req, &src))
+	if (!nfs4_put_dirent_plan(c, c->res, r->limit, e->cookie, name,
+	                          e->namelen, &r->plan, &src))
+		return 1;
+	r->n++;
+	return 0;
+}
+
+static int rd_entry(void *arg, const struct bk_dirent *e)
+{
+	struct rd_ctx *r = arg;
+	struct nfs4_attr_src src;
+
+	if ((e->namelen == 1 && e->name[0] == '.') ||
+	    (e->namelen == 2 && e->name[0] == '.' && e->name[1] == '.'))
+		return 0;
+	if (e->namelen > BK_NAME_MAX)
+		return 0;
+	if (!r->light || !e->exact)
+		return rd_entry_full(r, e);
+	/* Type and fileid are all the attributes need; no handle is
+	 * encoded, and the directory's file handle gives the same fsid. */
+	memset(&src, 0, sizeof(src));
+	src.fh = &r->c->cfh;
+	src.a.type = e->type;
+	src.a.fileid = e->fileid;
+	if (!nfs4_put_dirent_plan(r->c, r->c->res, r->limit, e->cookie, e->name,
+	                          e->namelen, &r->plan, &src))
 		return 1;
 	r->n++;
 	return 0;
@@ -523,11 +556,16 @@ uint32_t nfs4_op_readdir(struct nfs4_compound *c)
 	xdr_put_fixed(c->res, vbuf, 8);
 	memset(&r, 0, sizeof(r));
 	r.c = c;
-	r.req = req;
+	nfs4_fattr_plan_init(c->minor, req, &r.plan);
 	r.limit = body + maxcount - 8;
-	rc = (c->cfh.ex->ops->readdir_plus ? c->cfh.ex->ops->readdir_plus
-	                                   : c->cfh.ex->ops->readdir)(
-	    c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, cookie, rd_entry, &r, &eof);
+	/* For type and fileid alone (`ls -f`), the plain listing's exact
+	 * entries need neither a stat nor a handle per name. */
+	r.light = nfs4_attrs_from_dirent(c->minor, req);
+	rc = (c->cfh.ex->ops->readdir_plus && !r.light
+	          ? c->cfh.ex->ops->readdir_plus
+	          : c->cfh.ex->ops->readdir)(c->cfh.ex->bk, &c->cfh.cred,
+	                                     &c->cfh.bh, cookie, rd_entry, &r,
+	                                     &eof);
 	if (rc < 0) {
 		xdr_out_truncate(c->res, body);
 		return rc == -EINVAL ? NFS4ERR_BAD_COOKIE : nfs4_errno(rc);

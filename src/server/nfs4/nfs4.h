@@ -14,179 +14,11 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "proto/nfs4_const.h"
 #include "rpc/rpc.h"
 #include "server/exports.h"
 #include "server/fh.h"
 #include "xdr/xdr.h"
-
-/* ---- operation numbers (RFC 7530 16, RFC 8881 18, RFC 7862 15) ---- */
-enum nfs4_op {
-	OP4_ACCESS = 3,
-	OP4_CLOSE = 4,
-	OP4_COMMIT = 5,
-	OP4_CREATE = 6,
-	OP4_DELEGPURGE = 7,
-	OP4_DELEGRETURN = 8,
-	OP4_GETATTR = 9,
-	OP4_GETFH = 10,
-	OP4_LINK = 11,
-	OP4_LOCK = 12,
-	OP4_LOCKT = 13,
-	OP4_LOCKU = 14,
-	OP4_LOOKUP = 15,
-	OP4_LOOKUPP = 16,
-	OP4_NVERIFY = 17,
-	OP4_OPEN = 18,
-	OP4_OPENATTR = 19,
-	OP4_OPEN_CONFIRM = 20,
-	OP4_OPEN_DOWNGRADE = 21,
-	OP4_PUTFH = 22,
-	OP4_PUTPUBFH = 23,
-	OP4_PUTROOTFH = 24,
-	OP4_READ = 25,
-	OP4_READDIR = 26,
-	OP4_READLINK = 27,
-	OP4_REMOVE = 28,
-	OP4_RENAME = 29,
-	OP4_RENEW = 30,
-	OP4_RESTOREFH = 31,
-	OP4_SAVEFH = 32,
-	OP4_SECINFO = 33,
-	OP4_SETATTR = 34,
-	OP4_SETCLIENTID = 35,
-	OP4_SETCLIENTID_CONFIRM = 36,
-	OP4_VERIFY = 37,
-	OP4_WRITE = 38,
-	OP4_RELEASE_LOCKOWNER = 39,
-	OP4_BACKCHANNEL_CTL = 40,
-	OP4_BIND_CONN_TO_SESSION = 41,
-	OP4_EXCHANGE_ID = 42,
-	OP4_CREATE_SESSION = 43,
-	OP4_DESTROY_SESSION = 44,
-	OP4_FREE_STATEID = 45,
-	OP4_GET_DIR_DELEGATION = 46,
-	OP4_GETDEVICEINFO = 47,
-	OP4_GETDEVICELIST = 48,
-	OP4_LAYOUTCOMMIT = 49,
-	OP4_LAYOUTGET = 50,
-	OP4_LAYOUTRETURN = 51,
-	OP4_SECINFO_NO_NAME = 52,
-	OP4_SEQUENCE = 53,
-	OP4_SET_SSV = 54,
-	OP4_TEST_STATEID = 55,
-	OP4_WANT_DELEGATION = 56,
-	OP4_DESTROY_CLIENTID = 57,
-	OP4_RECLAIM_COMPLETE = 58,
-	OP4_ALLOCATE = 59,
-	OP4_COPY = 60,
-	OP4_COPY_NOTIFY = 61,
-	OP4_DEALLOCATE = 62,
-	OP4_IO_ADVISE = 63,
-	OP4_LAYOUTERROR = 64,
-	OP4_LAYOUTSTATS = 65,
-	OP4_OFFLOAD_CANCEL = 66,
-	OP4_OFFLOAD_STATUS = 67,
-	OP4_READ_PLUS = 68,
-	OP4_SEEK = 69,
-	OP4_WRITE_SAME = 70,
-	OP4_CLONE = 71,
-	OP4_GETXATTR = 72,
-	OP4_SETXATTR = 73,
-	OP4_LISTXATTRS = 74,
-	OP4_REMOVEXATTR = 75,
-	OP4_MAX = 75,
-	OP4_ILLEGAL = 10044,
-};
-
-/* ---- nfsstat4 ---- */
-enum {
-	NFS4_OK = 0,
-	NFS4ERR_PERM = 1,
-	NFS4ERR_NOENT = 2,
-	NFS4ERR_IO = 5,
-	NFS4ERR_NXIO = 6,
-	NFS4ERR_ACCESS = 13,
-	NFS4ERR_EXIST = 17,
-	NFS4ERR_XDEV = 18,
-	NFS4ERR_NOTDIR = 20,
-	NFS4ERR_ISDIR = 21,
-	NFS4ERR_INVAL = 22,
-	NFS4ERR_FBIG = 27,
-	NFS4ERR_NOSPC = 28,
-	NFS4ERR_ROFS = 30,
-	NFS4ERR_MLINK = 31,
-	NFS4ERR_NAMETOOLONG = 63,
-	NFS4ERR_NOTEMPTY = 66,
-	NFS4ERR_DQUOT = 69,
-	NFS4ERR_STALE = 70,
-	NFS4ERR_BADHANDLE = 10001,
-	NFS4ERR_BAD_COOKIE = 10003,
-	NFS4ERR_NOTSUPP = 10004,
-	NFS4ERR_TOOSMALL = 10005,
-	NFS4ERR_SERVERFAULT = 10006,
-	NFS4ERR_BADTYPE = 10007,
-	NFS4ERR_DELAY = 10008,
-	NFS4ERR_SAME = 10009,
-	NFS4ERR_DENIED = 10010,
-	NFS4ERR_EXPIRED = 10011,
-	NFS4ERR_LOCKED = 10012,
-	NFS4ERR_GRACE = 10013,
-	NFS4ERR_FHEXPIRED = 10014,
-	NFS4ERR_SHARE_DENIED = 10015,
-	NFS4ERR_WRONGSEC = 10016,
-	NFS4ERR_CLID_INUSE = 10017,
-	NFS4ERR_RESOURCE = 10018,
-	NFS4ERR_MOVED = 10019,
-	NFS4ERR_NOFILEHANDLE = 10020,
-	NFS4ERR_MINOR_VERS_MISMATCH = 10021,
-	NFS4ERR_STALE_CLIENTID = 10022,
-	NFS4ERR_STALE_STATEID = 10023,
-	NFS4ERR_OLD_STATEID = 10024,
-	NFS4ERR_BAD_STATEID = 10025,
-	NFS4ERR_BAD_SEQID = 10026,
-	NFS4ERR_NOT_SAME = 10027,
-	NFS4ERR_LOCK_RANGE = 10028,
-	NFS4ERR_SYMLINK = 10029,
-	NFS4ERR_RESTOREFH = 10030,
-	NFS4ERR_ATTRNOTSUPP = 10032,
-	NFS4ERR_NO_GRACE = 10033,
-	NFS4ERR_RECLAIM_BAD = 10034,
-	NFS4ERR_RECLAIM_CONFLICT = 10035,
-	NFS4ERR_BADXDR = 10036,
-	NFS4ERR_LOCKS_HELD = 10037,
-	NFS4ERR_OPENMODE = 10038,
-	NFS4ERR_BADOWNER = 10039,
-	NFS4ERR_BADCHAR = 10040,
-	NFS4ERR_BADNAME = 10041,
-	NFS4ERR_BAD_RANGE = 10042,
-	NFS4ERR_LOCK_NOTSUPP = 10043,
-	NFS4ERR_OP_ILLEGAL = 10044,
-	NFS4ERR_DEADLOCK = 10045,
-	NFS4ERR_FILE_OPEN = 10046,
-	NFS4ERR_ADMIN_REVOKED = 10047,
-	NFS4ERR_CB_PATH_DOWN = 10048,
-	NFS4ERR_BADSESSION = 10052,
-	NFS4ERR_BADSLOT = 10053,
-	NFS4ERR_COMPLETE_ALREADY = 10054,
-	NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
-	NFS4ERR_SEQ_MISORDERED = 10063,
-	NFS4ERR_SEQUENCE_POS = 10064,
-	NFS4ERR_REQ_TOO_BIG = 10065,
-	NFS4ERR_REP_TOO_BIG = 10066,
-	NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067,
-	NFS4ERR_RETRY_UNCACHED_REP = 10068,
-	NFS4ERR_TOO_MANY_OPS = 10070,
-	NFS4ERR_OP_NOT_IN_SESSION = 10071,
-	NFS4ERR_CLIENTID_BUSY = 10074,
-	NFS4ERR_SEQ_FALSE_RETRY = 10076,
-	NFS4ERR_BAD_HIGH_SLOT = 10077,
-	NFS4ERR_DEADSESSION = 10078,
-	NFS4ERR_NOT_ONLY_OP = 10081,
-	NFS4ERR_WRONG_CRED = 10082,
-	NFS4ERR_WRONG_TYPE = 10083,
-	NFS4ERR_UNION_NOTSUPP = 10090,
-	NFS4ERR_OFFLOAD_NO_REQS = 10094,
-};
 
 /* A handler's private result: the op's reply (status and body) has been
  * written already from a 4.0 seqid replay cache. */
@@ -200,17 +32,9 @@ enum {
 #define NFS4_MAXIO (1024 * 1024) /* maxread, maxwrite */
 #define NFS4_RPC_HDR 24          /* accepted reply header, AUTH_NONE */
 #define NFS4_MAX_SLOTS 64
-#define NFS4_VERIFIER_SIZE 8
-#define NFS4_SESSIONID_SIZE 16
-#define NFS4_OTHER_SIZE 12
 
 /* ---- file types (nfs_ftype4) ---- */
 enum { NF4REG = 1, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO };
-
-struct nfs4_stateid {
-	uint32_t seqid;
-	uint8_t other[NFS4_OTHER_SIZE];
-};
 
 /* The current or saved file handle of a COMPOUND. A pseudo node is named
  * by a prefix of some export's path (plen bytes of ex->path; plen 0 is
@@ -307,6 +131,10 @@ struct nfs4_attr_src {
 	uint64_t mounted_on;
 };
 void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3]);
+/* Whether every attribute of req that is given can be told from an
+ * entry's type and fileid alone (with no handle or other attributes):
+ * READDIR then needs no lookup or stat per name. */
+bool nfs4_attrs_from_dirent(uint32_t minor, const uint32_t req[3]);
 /* Fill src->a for the object (backend getattr or pseudo attributes). */
 uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
                         struct nfs4_attr_src *src);
@@ -314,6 +142,18 @@ uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
  * true for GETATTR (write-only attributes are then an error). */
 uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
                            const uint32_t req[3], struct nfs4_attr_src *src);
+/* A request bitmap and what of it is given (supported and readable),
+ * worked out once for the many fattr4 of a READDIR. */
+struct nfs4_fattr_plan {
+	uint32_t req[3];
+	uint32_t give[3];
+};
+void nfs4_fattr_plan_init(uint32_t minor, const uint32_t req[3],
+                          struct nfs4_fattr_plan *p);
+/* nfs4_encode_fattr with the bitmap worked out. */
+uint32_t nfs4_encode_fattr_plan(struct nfs4_compound *c, struct xdr_out *x,
+                                const struct nfs4_fattr_plan *p,
+                                struct nfs4_attr_src *src);
 /* Decode fattr4 for SETATTR/CREATE/OPEN into sa; the attributes given go
  * to set[] (attrset of the reply). */
 uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
@@ -349,6 +189,11 @@ uint32_t nfs4_op_secinfo_no_name(struct nfs4_compound *c);
 bool nfs4_put_dirent(struct nfs4_compound *c, struct xdr_out *x, size_t limit,
                      uint64_t cookie, const char *name, uint32_t namelen,
                      const uint32_t req[3], struct nfs4_attr_src *src);
+/* The same with the bitmap worked out once for the whole listing. */
+bool nfs4_put_dirent_plan(struct nfs4_compound *c, struct xdr_out *x,
+                          size_t limit, uint64_t cookie, const char *name,
+                          uint32_t namelen, const struct nfs4_fattr_plan *p,
+                          struct nfs4_attr_src *src);
 
 /* ---- io.c ---- */
 uint32_t nfs4_op_open(struct nfs4_compound *c);
