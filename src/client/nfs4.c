@@ -1477,7 +1477,7 @@ static int nfs4_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
 		int r =
 		    readdir_once(c, dir, false, 0, zero, 4096, &probe, &pst);
 		memcpy(cur, probe.verf, 8);
-		free(probe.buf);
+		rpc_buf_free(probe.buf);
 		free(probe.ents);
 		if (r < 0)
 			return r;

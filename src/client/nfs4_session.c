@@ -227,7 +227,7 @@ void nfs4_call_drop(struct snfs_ctx *c, struct nfs4_call *call)
 
 void nfs4_call_done(struct nfs4_call *call)
 {
-	free(call->rbuf);
+	rpc_buf_free(call->rbuf);
 	call->rbuf = NULL;
 }
 

@@ -33,7 +33,7 @@ void rd_page_free(struct rd_page *p)
 {
 	if (!p)
 		return;
-	free(p->buf);
+	rpc_buf_free(p->buf);
 	free(p->ents);
 	free(p);
 }

@@ -201,12 +201,93 @@ static int read_exact(struct rpc_clnt *c, int fd, uint8_t *dst, size_t n)
 	return 0;
 }
 
+/* ---- reply buffers ----
+ *
+ * Every reply lives in a buffer from rpc_buf_alloc. Large ones (READ,
+ * READ_PLUS, READDIR replies) come from a small process-wide pool: a
+ * fresh 1 MiB malloc per reply is a fresh mapping from glibc (or trimmed
+ * arena memory), and faulting its 256 pages in cost more client CPU than
+ * copying the data (measured: snfs cat of 1 GiB, 0.52 s system time
+ * against 0.19 s with buffers reused). A header before the data records
+ * the capacity, so every such buffer must go back through rpc_buf_free. */
+#define BUF_HDR 16
+#define POOL_MIN (64u << 10)              /* smaller ones: plain malloc */
+#define POOL_CAP ((1u << 20) + (64u << 10)) /* an rsize reply and headers */
+#define POOL_MAX 24                       /* buffers kept idle at most */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *pool[POOL_MAX];
+static unsigned pool_n;
+
+static size_t buf_cap(const uint8_t *p)
+{
+	size_t cap;
+	memcpy(&cap, p - BUF_HDR, sizeof(cap));
+	return cap;
+}
+
+uint8_t *rpc_buf_alloc(size_t n)
+{
+	uint8_t *raw = NULL;
+	size_t cap = n < POOL_MIN || n > POOL_CAP ? n : POOL_CAP;
+
+	if (cap == POOL_CAP) {
+		pthread_mutex_lock(&pool_lock);
+		if (pool_n)
+			raw = pool[--pool_n];
+		pthread_mutex_unlock(&pool_lock);
+	}
+	if (!raw) {
+		raw = malloc(cap + BUF_HDR);
+		if (!raw)
+			return NULL;
+		memcpy(raw, &cap, sizeof(cap));
+	}
+	return raw + BUF_HDR;
+}
+
+void rpc_buf_free(void *p)
+{
+	if (!p)
+		return;
+	uint8_t *raw = (uint8_t *)p - BUF_HDR;
+	if (buf_cap(p) == POOL_CAP) {
+		pthread_mutex_lock(&pool_lock);
+		if (pool_n < POOL_MAX) {
+			pool[pool_n++] = raw;
+			raw = NULL;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	free(raw);
+}
+
+/* buf (from rpc_buf_alloc, or NULL) with room for n bytes, keeping the
+ * first len; NULL when out of memory (buf is then still valid). */
+static uint8_t *buf_grow(uint8_t *buf, size_t len, size_t n)
+{
+	if (buf && buf_cap(buf) >= n)
+		return buf;
+	size_t want = buf ? buf_cap(buf) * 2 : 4096;
+	while (want < n)
+		want *= 2;
+	if (n >= POOL_MIN && n <= POOL_CAP && want > POOL_CAP)
+		want = POOL_CAP;
+	uint8_t *nb = rpc_buf_alloc(want < n ? n : want);
+	if (!nb)
+		return NULL;
+	if (len)
+		memcpy(nb, buf, len);
+	rpc_buf_free(buf);
+	return nb;
+}
+
 /* RFC 5531 section 11: a record is fragments, each behind a 4-byte mark
  * whose top bit flags the last one. */
 static int read_record(struct rpc_clnt *c, int fd, uint8_t **out, size_t *len)
 {
 	uint8_t *buf = NULL;
-	size_t total = 0, cap = 0;
+	size_t total = 0;
 	bool last = false;
 
 	while (!last) {
@@ -222,27 +303,23 @@ static int read_record(struct rpc_clnt *c, int fd, uint8_t **out, size_t *len)
 			rc = -EPROTO;
 			goto err;
 		}
-		if (total + flen > cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			while (ncap < total + flen)
-				ncap *= 2;
-			uint8_t *nb = realloc(buf, ncap);
-			if (!nb) {
-				rc = -ENOMEM;
-				goto err;
-			}
-			buf = nb;
-			cap = ncap;
+		uint8_t *nb = buf_grow(buf, total, total + flen);
+		if (!nb) {
+			rc = -ENOMEM;
+			goto err;
 		}
+		buf = nb;
 		rc = read_exact(c, fd, buf + total, flen);
 		if (rc < 0)
 			goto err;
 		total += flen;
 		continue;
 	err:
-		free(buf);
+		rpc_buf_free(buf);
 		return rc;
 	}
+	if (!buf && !(buf = rpc_buf_alloc(1)))
+		return -ENOMEM;
 	*out = buf;
 	*len = total;
 	return 0;
@@ -273,7 +350,7 @@ static int receive_loop(struct rpc_clnt *c, int fd)
 		if (c->cfg.stats)
 			counter_add(&c->cfg.stats->bytes_received, len + 4);
 		if (len < 8 || get32(buf + 4) != RPC_REPLY) {
-			free(buf); /* not a reply: ignore it */
+			rpc_buf_free(buf); /* not a reply: ignore it */
 			continue;
 		}
 		pthread_mutex_lock(&c->lock);
@@ -286,7 +363,7 @@ static int receive_loop(struct rpc_clnt *c, int fd)
 			pthread_cond_broadcast(&c->cond);
 		}
 		pthread_mutex_unlock(&c->lock);
-		free(buf);
+		rpc_buf_free(buf);
 	}
 }
 
@@ -411,7 +488,7 @@ err:
 static void req_free(struct rpc_req *r)
 {
 	xdr_out_free(&r->args);
-	free(r->rbuf);
+	rpc_buf_free(r->rbuf);
 	free(r);
 }
 
@@ -614,7 +691,7 @@ int rpc_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
 
 void rpc_reply_free(struct rpc_reply *rep)
 {
-	free(rep->buf);
+	rpc_buf_free(rep->buf);
 	memset(rep, 0, sizeof(*rep));
 }
 

@@ -62,6 +62,11 @@ void rpc_call_cancel(struct rpc_clnt *c, struct rpc_req *r);
 int rpc_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
              int op, struct xdr_out *args, struct rpc_reply *rep);
 void rpc_reply_free(struct rpc_reply *rep);
+/* Reply buffers (rpc_reply.buf, kept by callers such as the READDIR
+ * cache) come from here and must be freed with rpc_buf_free, never
+ * free(). */
+uint8_t *rpc_buf_alloc(size_t n);
+void rpc_buf_free(void *p);
 
 /* Validate a reply record and position res at the results (exposed for
  * unit tests). Returns 0 or an error as rpc_call_wait does. */

@@ -8,6 +8,7 @@
 
 #include "client/nfs3_xdr.h"
 #include "client/readdir.h"
+#include "client/transport.h"
 #include "test.h"
 
 /* Encode a READDIRPLUS (plus) or READDIR reply body. */
@@ -66,7 +67,7 @@ static void encode_reply(struct xdr_out *x, bool plus, char **names,
 static struct rd_page *page_from(struct xdr_out *x, bool plus, int *rc)
 {
 	struct rd_page *p = calloc(1, sizeof(*p));
-	p->buf = malloc(x->len);
+	p->buf = rpc_buf_alloc(x->len);
 	memcpy(p->buf, x->buf, x->len);
 	p->data = p->buf;
 	p->dlen = x->len;
@@ -247,7 +248,7 @@ static int m_readdir(struct snfs_ctx *c, const struct snfs_fh *fh, bool plus,
 	struct xdr_out x;
 	dir_gen = dir.gen;
 	encode_reply(&x, plus, names, ck, k, i >= dir.n, (uint32_t)dir.gen);
-	page->buf = malloc(x.len);
+	page->buf = rpc_buf_alloc(x.len);
 	memcpy(page->buf, x.buf, x.len);
 	page->data = page->buf;
 	page->dlen = x.len;
