@@ -70,6 +70,12 @@ $(B)/snfs-mount: $(patsubst %.c,$(B)/%.o,$(MOUNT_SRCS)) $(B)/libsnfs.a
 $(A)/snfs-mount: $(patsubst %.c,$(A)/%.o,$(MOUNT_SRCS)) $(A)/libsnfs.a
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
 
+# tests/faults/kill_writer (t_kill_libsnfs.sh) is a libsnfs client too.
+$(B)/tests/faults/kill_writer: $(B)/tests/faults/kill_writer.o $(B)/libsnfs.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(A)/tests/faults/kill_writer: $(A)/tests/faults/kill_writer.o $(A)/libsnfs.a
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+
 # Client tests link the client library, not the server's.
 $(B)/tests/client/%: $(B)/tests/client/%.o $(B)/libsnfs.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -130,7 +136,8 @@ bench-sparse: deps $(B)/snfsd $(B)/snfs
 	bench/sparse.sh
 
 # ---- fuzzing (tests/fuzz, issue 7): libFuzzer targets built with clang
-# from the library sources in LIB_SRCS, so new source folders are picked up.
+# from the library sources in LIB_SRCS (server targets) and CLIENT_SRCS
+# (fuzz_client_replies), so new source folders are picked up.
 # `make fuzz` replays tests/fuzz/regress, then runs each target for
 # FUZZ_SECONDS over its committed corpus, keeping new inputs in $(FUZZ_WORK);
 # `make check` does the same for 30 s each through tests/fuzz/t_fuzz.sh.
@@ -141,7 +148,7 @@ FUZZ_WORK ?= build/fuzz-work
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -Wall -Wextra -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args
+FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args fuzz_nfs4_compound fuzz_client_replies
 FZ := build/fuzz
 FUZZ_BINS := $(addprefix $(FZ)/,$(FUZZ_TARGETS))
 
@@ -151,6 +158,11 @@ $(FZ)/%.o: %.c
 $(FZ)/libsnfsd.a: $(patsubst %.c,$(FZ)/%.o,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 $(FZ)/fuzz_record: $(FZ)/tests/fuzz/fuzz_record.o $(FZ)/libsnfsd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+# libsnfs, instrumented the same way, for the client reply decoders.
+$(FZ)/libsnfs.a: $(patsubst %.c,$(FZ)/%.o,$(CLIENT_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(FZ)/fuzz_client_replies: $(FZ)/tests/fuzz/fuzz_client_replies.o $(FZ)/libsnfs.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(FZ)/fuzz_%: $(FZ)/tests/fuzz/fuzz_%.o $(FZ)/tests/fuzz/fuzz_srv.o $(FZ)/libsnfsd.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

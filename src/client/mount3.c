@@ -67,18 +67,23 @@ static int mount_export_list(struct rpc_clnt *mc, char ***out)
 	if (rc < 0)
 		return rc;
 	struct xdr_in *x = &rep.res;
+	/* A failed get leaves its output unset: every flag starts false
+	 * and only a successful get sets it (found by fuzz_client_replies). */
+	more = false;
 	xdr_get_bool(x, &more);
 	while (more && !x->err && n < MAX_EXPORTS) {
 		char path[MNT_PATH_MAX + 1];
-		bool g;
+		bool g = false;
 		if (!xdr_get_string(x, path, sizeof(path), MNT_PATH_MAX))
 			break;
-		xdr_get_bool(x, &g);
+		if (!xdr_get_bool(x, &g))
+			g = false;
 		while (g && !x->err) {
 			const uint8_t *p;
 			uint32_t len;
-			xdr_get_opaque_ref(x, &p, &len, 255);
-			xdr_get_bool(x, &g);
+			if (!xdr_get_opaque_ref(x, &p, &len, 255) ||
+			    !xdr_get_bool(x, &g))
+				g = false;
 		}
 		char **nn = realloc(names, (size_t)(n + 1) * sizeof(*names));
 		if (!nn || !(nn[n] = strdup(path))) {
@@ -88,7 +93,8 @@ static int mount_export_list(struct rpc_clnt *mc, char ***out)
 		}
 		names = nn;
 		n++;
-		xdr_get_bool(x, &more);
+		if (!xdr_get_bool(x, &more))
+			more = false;
 	}
 	if (x->err && rc == 0)
 		rc = -EPROTO;

@@ -113,6 +113,9 @@ void nfs4_call_drop(struct snfs_ctx *c, struct nfs4_call *call);
 /* Free the reply buffer a finished call kept. */
 void nfs4_call_done(struct nfs4_call *call);
 
+/* How often a quiet client renews its lease (ms). */
+uint64_t nfs4_renew_period_ms(uint32_t lease_s);
+
 /* Session setup and teardown (nfs4_session.c). */
 int nfs4_session_init(struct snfs_ctx *c);
 void nfs4_session_destroy(struct snfs_ctx *c);

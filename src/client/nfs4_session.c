@@ -745,6 +745,19 @@ static int parse_nothing(struct snfs_ctx *c, struct xdr_in *x, void *arg)
 	return 0;
 }
 
+/* A third of the server's lease, in 64 bits (a huge lease_time must not
+ * wrap to a period of 0: SEQUENCE back to back), the lease taken as 90 s
+ * when the server gave none and clamped to [3 s, 1 h]. */
+uint64_t nfs4_renew_period_ms(uint32_t lease_s)
+{
+	uint64_t l = lease_s ? lease_s : 90;
+	if (l < 3)
+		l = 3;
+	if (l > 3600)
+		l = 3600;
+	return l * 1000 / 3;
+}
+
 /* Section 8.3: any SEQUENCE renews the lease; when we have been quiet
  * for a third of it, send one on its own. */
 static void *renew_main(void *arg)
@@ -754,7 +767,7 @@ static void *renew_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
-		uint32_t period = (s->lease_s ? s->lease_s : 90) * 1000 / 3;
+		int64_t period = (int64_t)nfs4_renew_period_ms(s->lease_s);
 		int64_t idle = ms_since(&s->last_sent);
 		if (idle < period) {
 			struct timespec ts;

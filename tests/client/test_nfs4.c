@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/nfs4.h"
 #include "client/nfs4_xdr.h"
 #include "test.h"
 
@@ -405,5 +406,12 @@ int main(void)
 	test_fattr();
 	test_readdir();
 	test_expect();
+	/* a lease_time near 2^32 s once made the period wrap to 0 */
+	CHECK(nfs4_renew_period_ms(536870912) == 1200000 &&
+	          nfs4_renew_period_ms(4294967295u) == 1200000 &&
+	          nfs4_renew_period_ms(90) == 30000 &&
+	          nfs4_renew_period_ms(0) == 30000 &&
+	          nfs4_renew_period_ms(1) == 1000,
+	      "renew period: a third of the lease, clamped, never 0");
 	TEST_EXIT();
 }

@@ -1,4 +1,4 @@
-/* Server fixture shared by fuzz_rpc and fuzz_nfs3_args; see fuzz_srv.h.
+/* Server fixture shared by the server targets; see fuzz_srv.h.
  *
  * Global state is fine here: a fuzz target is one process running one
  * input at a time on one thread. */
@@ -497,6 +497,12 @@ static void trace_call(int rc, const uint8_t *rec, size_t len,
 
 void fuzz_srv_call(const uint8_t *rec, size_t len, enum rpc_transport t)
 {
+	fuzz_srv_call_reply(rec, len, t, NULL, NULL);
+}
+
+void fuzz_srv_call_reply(const uint8_t *rec, size_t len, enum rpc_transport t,
+                         uint8_t **out, size_t *outlen)
+{
 	struct sockaddr_in peer = {.sin_family = AF_INET,
 	                           .sin_port = htons(800)};
 	/* The guard word stands where TCP puts its record mark. */
@@ -532,6 +538,13 @@ void fuzz_srv_call(const uint8_t *rec, size_t len, enum rpc_transport t)
 	}
 	if (trace)
 		trace_call(rc, buf, n, &reply);
+	if (out) {
+		*outlen = reply.len - 4;
+		*out = malloc(*outlen ? *outlen : 1);
+		if (!*out)
+			abort();
+		memcpy(*out, reply.buf + 4, *outlen);
+	}
 	xdr_out_free(&reply);
 	free(buf);
 }

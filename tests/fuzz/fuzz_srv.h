@@ -1,8 +1,8 @@
 /* Shared server fixture for the fuzz targets that run whole RPC calls
- * (fuzz_rpc, fuzz_nfs3_args): a struct snfsd set up like src/server/main.c
- * does, over a fixed scratch export with a small known tree, a fixed file
- * handle key, and handle placeholders so that seeds keep working after the
- * tree is rebuilt (handles carry inode generations, which change).
+ * (fuzz_rpc, fuzz_nfs3_args, fuzz_nfs4_compound): a struct snfsd set up like
+ * src/server/main.c does, over a fixed scratch export with a small known tree,
+ * a fixed file handle key, and handle placeholders so that seeds keep working
+ * after the tree is rebuilt (handles carry inode generations, which change).
  *
  * Placeholder: anywhere at a 4-byte aligned offset of a call record, the
  * XDR opaque <len 8>"SNFZ"<u32 index> is replaced by the current handle of
@@ -38,6 +38,11 @@ void fuzz_srv_init(void);
  * invariants (abort on a violation), and rebuild the tree every
  * FUZZ_RESET (default 1000) calls. */
 void fuzz_srv_call(const uint8_t *rec, size_t len, enum rpc_transport t);
+
+/* The same, and hands back a malloc'ed copy of the reply record (without
+ * the record mark; empty for a dropped call) when out is not NULL. */
+void fuzz_srv_call_reply(const uint8_t *rec, size_t len, enum rpc_transport t,
+                         uint8_t **out, size_t *outlen);
 
 /* The procedure table: fixed order first (NFS v3, MOUNT v3, MOUNT v1,
  * PMAP v2, RPCBIND v3, RPCBIND v4), then any other registered version

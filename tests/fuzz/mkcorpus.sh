@@ -22,7 +22,7 @@ for t in nfs-ls nfs-cp nfs-cat python3 flock; do
 		exit 1
 	}
 done
-make -s build/snfsd fuzz-build
+make -s build/snfsd build/snfs fuzz-build
 
 # The fixture's tree is shared with the fuzz targets: one user at a time.
 exec 9>/tmp/snfs-fuzz.lock
@@ -93,6 +93,23 @@ run nfs-cp "$W/up.txt" "nfs://127.0.0.1$RO/new$Q"
 run nfs-ls "$URL/?version=4&nfsport=$PPORT"
 run nfs-cat "$URL/file?version=4&nfsport=$PPORT"
 run python3 "$HERE/traffic.py" "$PPORT" "$EXP" "$RO"
+# libsnfs itself over NFSv4.1/4.2 (the 4.1+ COMPOUNDs libnfs never sends).
+SURL="nfs://127.0.0.1$EXP"
+run "$ROOT/build/snfs" ls -lR "$SURL/?version=4.2&nfsport=$PPORT"
+run "$ROOT/build/snfs" holes "$SURL/big?version=4.2&nfsport=$PPORT"
+run "$ROOT/build/snfs" df "$SURL/?version=4.1&nfsport=$PPORT"
+run "$ROOT/build/snfs" mkdir "$SURL/newdir?version=4.2&nfsport=$PPORT"
+run "$ROOT/build/snfs" mv "$SURL/newdir?version=4.2&nfsport=$PPORT" \
+	"$SURL/newdir2?version=4.2&nfsport=$PPORT"
+run "$ROOT/build/snfs" rm -r "$SURL/newdir2?version=4.2&nfsport=$PPORT"
+run "$ROOT/build/snfs" cat "$SURL/file?version=4.1&nfsport=$PPORT"
+run "$ROOT/build/snfs" cp "$W/up.txt" "$SURL/up.txt?version=4.2&nfsport=$PPORT"
+# fuzz_client_replies: snfsd's replies to the harness's own API script,
+# recorded by the harness acting as a proxy (see its header).
+rm -rf "$OUT/fuzz_client_replies"
+mkdir -p "$OUT/fuzz_client_replies"
+FUZZ_CLIENT_RECORD=$PORT FUZZ_CLIENT_SEEDS=$OUT/fuzz_client_replies \
+	"$FZ/fuzz_client_replies" >"$W/client-record.log" 2>&1
 sleep 1 # let the proxy save the last connections
 kill "$PROXY_PID"
 wait "$PROXY_PID" 2>/dev/null || true
@@ -101,9 +118,11 @@ PROXY_PID=
 # Handles as they are now too (the traffic may have made new objects).
 FUZZ_FHMAP=print "$FZ/fuzz_rpc" >"$W/fixture.print" 2>/dev/null
 cat "$W/fixture.create" "$W/fixture.print" >"$W/fixture"
-rm -rf "$OUT/fuzz_rpc" "$OUT/fuzz_nfs3_args" "$OUT/fuzz_record"
+rm -rf "$OUT/fuzz_rpc" "$OUT/fuzz_nfs3_args" "$OUT/fuzz_record" \
+	"$OUT/fuzz_nfs4_compound"
 mkdir -p "$OUT"
 python3 "$HERE/mkseeds.py" "$W/raw" "$W/fixture" "$OUT"
+python3 "$HERE/mkseeds4.py" "$OUT"
 echo "mkcorpus: $(ls "$W/raw" | grep -c '\.rec$') records from" \
 	"$(ls "$W/raw" | grep -c '\.stream$') connections;" \
 	"$(cat "$OUT"/fuzz_*/* | wc -c) bytes in $OUT"

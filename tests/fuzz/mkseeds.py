@@ -6,12 +6,14 @@
 RAWDIR holds recproxy.py's output (cN.stream, cN-M.rec); FIXTURE is the
 output of a fuzz target run with FUZZ_FHMAP=print (handles of the known
 tree, the procedure table). Writes CORPUSDIR/{fuzz_rpc,fuzz_nfs3_args,
-fuzz_record}/SHA1 files:
+fuzz_record,fuzz_nfs4_compound}/SHA1 files:
 
 - fuzz_rpc: each call record, xid set to 1 and every known file handle
   replaced by its placeholder (fuzz_srv.h), so seeds survive a rebuilt tree;
 - fuzz_nfs3_args: the procedure's index in the fixture table as one byte,
   then the (placeholder-substituted) arguments;
+- fuzz_nfs4_compound: the COMPOUND4args of NFSv4 calls, minor version as
+  byte 0, SEQUENCE's sessionid as the harness's session placeholder;
 - fuzz_record: whole client streams (cut at 16 KiB) with the harness's two
   config bytes, some with a small max_record, and records re-framed into
   small fragments.
@@ -26,7 +28,9 @@ import sys
 
 MAX_REC = 16384       # bigger calls (large WRITEs) are left out
 MAX_STREAM = 16384
-LIMITS = {"fuzz_rpc": 120, "fuzz_nfs3_args": 110, "fuzz_record": 50}
+LIMITS = {"fuzz_rpc": 120, "fuzz_nfs3_args": 110, "fuzz_record": 50,
+          "fuzz_nfs4_compound": 120}
+OP_SEQUENCE = 53
 
 
 def load_fixture(path):
@@ -65,6 +69,31 @@ def args_offset(rec):
     return pos, (prog, vers, proc)
 
 
+def compound_seed(args, sids):
+    """fuzz_nfs4_compound seed from COMPOUND4args: byte 0 is the minor
+    version (caller root); a SEQUENCE's sessionid becomes the harness's
+    session placeholder ("SNFS"...) with sequenceid 0 (the harness fills
+    in the slot's next one); every sessionid seen so far (sids) becomes a
+    placeholder wherever it appears (DESTROY_SESSION...)."""
+    if len(args) < 12:
+        return None
+    (taglen,) = struct.unpack(">I", args[:4])
+    pos = 4 + taglen + (4 - taglen % 4) % 4
+    if pos + 8 > len(args):
+        return None
+    (minor,) = struct.unpack(">I", args[pos:pos + 4])
+    if minor > 2:
+        return None
+    first = pos + 8
+    if len(args) >= first + 24 and \
+            struct.unpack(">I", args[first:first + 4])[0] == OP_SEQUENCE:
+        sids.add(args[first + 4:first + 20])
+        args = args[:first + 20] + struct.pack(">I", 0) + args[first + 24:]
+    for sid in sids:
+        args = args.replace(sid, b"SNFS" + sid[4:])
+    return bytes([minor]) + args
+
+
 def frame(rec, fragsize):
     out = b""
     chunks = [rec[i:i + fragsize] for i in range(0, len(rec), fragsize)] or [b""]
@@ -98,6 +127,8 @@ def main():
     rpc = Corpus(out, "fuzz_rpc")
     args = Corpus(out, "fuzz_nfs3_args")
     record = Corpus(out, "fuzz_record")
+    v4 = Corpus(out, "fuzz_nfs4_compound")
+    sids = set()
 
     recs = sorted(glob.glob(os.path.join(raw, "c*-*.rec")),
                   key=lambda p: [int(x) for x in
@@ -123,6 +154,10 @@ def main():
             rpc.add(rec)
             if off is not None and key in procs:
                 args.add(bytes([procs[key]]) + rec[off:])
+            if off is not None and key == (100003, 4, 1):
+                seed = compound_seed(rec[off:], sids)
+                if seed:
+                    v4.add(seed)
 
     for i, rec in enumerate(small[:10]):
         record.add(bytes([0x80, i & 0xff]) + frame(rec, 8) + frame(rec, 100))
@@ -133,8 +168,9 @@ def main():
             record.add(b"\x03\x07" + data)  # max_record 100, big chunks
     print("procedures seen: " + " ".join("%d/%d/%d" % k for k in
           sorted(k for k in groups if k)))
-    print("seeds: fuzz_rpc %d, fuzz_nfs3_args %d, fuzz_record %d"
-          % (rpc.n, args.n, record.n))
+    print("seeds: fuzz_rpc %d, fuzz_nfs3_args %d, fuzz_record %d, "
+          "fuzz_nfs4_compound %d (recorded)"
+          % (rpc.n, args.n, record.n, v4.n))
 
 
 if __name__ == "__main__":
