@@ -10,11 +10,14 @@
 #         snfsd v4.1/v4.2 the RPC count and reply bytes on the wire
 #         (nfs42probe, one run); the READ_PLUS tiny-hole policy
 #         (readplus_min_hole) and detect_zeroes measured end to end; the
-#         physical limits (loopback TCP, cat from the page cache).
+#         physical limits (loopback TCP, cat from the page cache);
+#  kernel the Linux kernel client, snfsd vs knfsd in one QEMU guest
+#         (KVM=1|0|auto, bench/sparse_guest.sh -> sparse_kernel.{md,csv}).
 # Writes bench/results/sparse.{md,csv} and sparse-*.png (gnuplot).
 # usage: bench/sparse.sh [WORKDIR]
 #   SIZE_MIB=1024 FSES="ext4 xfs btrfs" RUNS=3 CACHES="warm cold"
 #   SERVERS="snfsd ganesha" FILES="data hole mixed-4d ..." QUICK_FSES=""
+#   KVM=auto KVM_SIZE_MIB=64 KVM_FILES="..." KVM_MIN_HOLES="0 4096 ..."
 #   (QUICK_FSES: file systems measured with data, hole, mixed-4d only)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -193,4 +196,29 @@ limits() {
 limits
 for fs in $FSES; do run_fs "$fs" "$FILES"; done
 for fs in $QUICK_FSES; do run_fs "$fs" "data hole mixed-4d"; done
+
+# ---- KVM: the Linux kernel client rows (bench/sparse_guest.sh). One QEMU
+# guest runs snfsd and knfsd side by side and reads the seed files with
+# `dd bs=1M` and `dd iflag=direct bs=128K`, vers=4.2 and 4.1, plus the
+# readplus_min_hole policy; writes sparse_kernel.{md,csv}. The guest CPU is
+# emulated, so its times stand apart from the rows above. KVM=1 runs it
+# (failing the bench if it fails), KVM=0 skips it; by default (auto) it runs
+# when ../shared/tools/kvm is there and its setup works, and a failure is
+# only reported. Its own knobs: KVM_SIZE_MIB (64), KVM_FILES, KVM_MIN_HOLES.
+KVM=${KVM:-auto}
+KVM_DIR=$SHARED/tools/kvm
+if [[ $KVM == auto ]]; then
+	KVM=0
+	[[ -x $KVM_DIR/run-guest.sh ]] && NFS_KVM_KNFSD=1 "$KVM_DIR/setup.sh" >/dev/null 2>&1 && KVM=auto
+fi
+if [[ $KVM != 0 ]]; then
+	stop_servers
+	if ! RES=$RES RUNS=$RUNS SIZE_MIB=${KVM_SIZE_MIB:-64} \
+		FILES=${KVM_FILES:-data hole mixed-4d mixed-4h mixed-32d} \
+		MIN_HOLES=${KVM_MIN_HOLES:-0 4096 8192 16384 65536} SERVERS="snfsd knfsd" \
+		"$ROOT/bench/sparse_guest.sh" "$W/kvm" >&2; then
+		echo "sparse: the kernel client rows failed (bench/sparse_guest.sh)" >&2
+		[[ $KVM == 1 ]] && exit 1
+	fi
+fi
 "$ROOT/bench/sparse_report.sh" "$CSV" "$RES" "$SIZE_MIB" "$RUNS"

@@ -42,6 +42,14 @@ MD=$OUT/sparse.md
 		}
 		if (tcp > 0) printf "- cached data, best snfsd READ client (%s): %d MB/s = **%.0f%%** of raw loopback TCP %d MB/s (target >= 80%%)\n", bestk, best, 100 * best / tcp, tcp
 	}' "$CSV"
+	if [ -s "$OUT/sparse_kernel.md" ]; then
+		echo
+		echo "## Linux kernel client"
+		echo
+		echo "The kernel client rows (snfsd vs knfsd in one QEMU guest, dd bs=1M and iflag=direct bs=128K," \
+			"RPC counts and wire bytes from mountstats, the readplus_min_hole policy) are in" \
+			"[sparse_kernel.md](sparse_kernel.md) (bench/sparse_guest.sh; guest times are CPU-emulated and compare only among themselves)."
+	fi
 	echo
 	echo "## All rows"
 	echo
