@@ -281,6 +281,16 @@ struct bk_ops {
 	int (*readdir_plus)(struct bk_export *ex, const struct bk_cred *cr,
 			    const struct bk_handle *dir, uint64_t cookie,
 			    bk_dirent_fn fn, void *arg, bool *eof);
+
+	/* Optional: read as read() does and fill *after with the file's
+	 * attributes taken after the read (NFSv3 READ's post-op attributes),
+	 * from the open fd instead of a getattr by handle. The errors are
+	 * read()'s: -EISDIR or -EINVAL for what is not a regular file. NULL
+	 * where unsupported. */
+	ssize_t (*read_attr)(struct bk_export *ex, const struct bk_cred *cr,
+			     const struct bk_handle *h, void *buf,
+			     size_t count, uint64_t off, bool *eof,
+			     struct bk_attr *after);
 };
 
 extern const struct bk_ops bk_posix_ops;

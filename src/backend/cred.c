@@ -22,6 +22,9 @@
 struct thread_cred {
 	bool ids_known;
 	bool groups_known;
+	bool server_known;
+	uid_t server_uid; /* the process's euid and egid, read once */
+	gid_t server_gid;
 	uid_t fsuid;
 	gid_t fsgid;
 	uint32_t ngids;
@@ -32,19 +35,21 @@ static _Thread_local struct thread_cred cur;
 
 /* setfsuid reports no errors: it returns the previous value. Asking again
  * with an invalid id (-1) returns the value in force, which proves the
- * switch happened. */
-static int set_fsuid(uid_t uid)
+ * switch happened. The kernel always lets a thread set its fsuid to its
+ * euid (setfsuid(2)), so the way back to the server's ids is not asked
+ * about again (verify false): one system call instead of two per id. */
+static int set_fsuid(uid_t uid, bool verify)
 {
 	syscall(SYS_setfsuid, uid);
-	if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
+	if (verify && (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
 		return -EPERM;
 	return 0;
 }
 
-static int set_fsgid(gid_t gid)
+static int set_fsgid(gid_t gid, bool verify)
 {
 	syscall(SYS_setfsgid, gid);
-	if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid)
+	if (verify && (gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid)
 		return -EPERM;
 	return 0;
 }
@@ -68,18 +73,22 @@ static int set_groups(const struct bk_cred *cr)
 	return 0;
 }
 
-static int set_ids(uid_t uid, gid_t gid)
+/* Switch to uid and gid, each only when it differs from the one in force
+ * (a client squashed to the server's gid switches only its uid). */
+static int set_ids(uid_t uid, gid_t gid, bool verify)
 {
-	int rc;
+	bool known = cur.ids_known;
+	int rc = 0;
 
-	if (cur.ids_known && cur.fsuid == uid && cur.fsgid == gid)
+	if (known && cur.fsuid == uid && cur.fsgid == gid)
 		return 0;
 	cur.ids_known = false;
 	/* gid first: with CAP_SETGID still effective either order works,
 	 * but this one keeps the window with a foreign uid short. */
-	rc = set_fsgid(gid);
-	if (rc == 0)
-		rc = set_fsuid(uid);
+	if (!known || cur.fsgid != gid)
+		rc = set_fsgid(gid, verify);
+	if (rc == 0 && (!known || cur.fsuid != uid))
+		rc = set_fsuid(uid, verify);
 	if (rc != 0)
 		return rc;
 	cur.fsuid = uid;
@@ -93,10 +102,23 @@ int cred_enter(const struct bk_cred *cr)
 	int rc = set_groups(cr);
 
 	if (rc == 0)
-		rc = set_ids(cr->uid, cr->gid);
+		rc = set_ids(cr->uid, cr->gid, true);
 	if (rc != 0)
 		cred_leave();
 	return rc;
+}
+
+/* The server's own ids. snfsd never changes its euid or egid while
+ * serving, so each thread reads them once instead of twice per call. */
+static void server_ids(uid_t *uid, gid_t *gid)
+{
+	if (!cur.server_known) {
+		cur.server_uid = geteuid();
+		cur.server_gid = getegid();
+		cur.server_known = true;
+	}
+	*uid = cur.server_uid;
+	*gid = cur.server_gid;
 }
 
 /* The supplementary groups stay as the last client's: with fsuid back at
@@ -104,7 +126,11 @@ int cred_enter(const struct bk_cred *cr)
  * switch on the next call of the same client. */
 void cred_leave(void)
 {
-	if (set_ids(geteuid(), getegid()) != 0) {
+	uid_t uid;
+	gid_t gid;
+
+	server_ids(&uid, &gid);
+	if (set_ids(uid, gid, false) != 0) {
 		/* Cannot happen for a process that could switch away; if it
 		 * does, no further call may run with foreign credentials. */
 		abort();

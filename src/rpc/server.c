@@ -76,7 +76,7 @@ struct rpc_conn {
 	/* under lock */
 	pthread_mutex_t lock;
 	bool closed;
-	bool paused;   /* reading stopped by back-pressure */
+	bool paused;   /* reading stopped by back-pressure; loop writes */
 	bool notified; /* on srv->notify, holding a reference */
 	int inflight;
 	size_t out_bytes; /* memory held by the queue */
@@ -374,14 +374,13 @@ static int conn_dispatch(struct rpc_conn *c)
 	return 0;
 }
 
-/* Whether c is paused by back-pressure right now. */
+/* Whether c is paused by back-pressure right now. Only the loop thread
+ * writes paused (conn_dispatch, conn_refresh), so the loop thread reads it
+ * without the lock: no lock per record to contend with a worker sending a
+ * reply under it. */
 static bool conn_paused(struct rpc_conn *c)
 {
-	bool paused;
-	pthread_mutex_lock(&c->lock);
-	paused = c->paused;
-	pthread_mutex_unlock(&c->lock);
-	return paused;
+	return c->paused;
 }
 
 /* Feed input to the record reader, dispatching each complete record, until

@@ -509,6 +509,48 @@ static void *thr_main(void *arg)
 	return NULL;
 }
 
+/* The per-thread cache of read grants: a grant remembered for a file
+ * whose ctime had settled ends when the mode changes, and with a change
+ * of owner; it never outlives a chmod. */
+static void test_read_grants(const struct bk_handle *root)
+{
+	struct bk_setattr sa = {0};
+	struct bk_handle h;
+	struct bk_attr a;
+	enum bk_stable com;
+	char buf[16];
+	bool eof;
+
+	CHECK(mkfile(&root_cr, root, "granted", 0644, &h) == 0 &&
+	          ops->write(ex, &root_cr, &h, "abc", 3, 0, BK_FILE_SYNC,
+	                     &com) == 3,
+	      "grants: root's 0644 file");
+	sleep(3); /* let its ctime settle, so a grant is remembered */
+	CHECK(ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3 &&
+	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3,
+	      "grants: another user reads it (twice: the second from the "
+	      "cache)");
+	sa.mask = BK_SET_MODE;
+	sa.mode = 0600;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) ==
+	              -EACCES,
+	      "grants: after chmod 600 the cached grant is gone");
+	sa.mode = 0644;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3,
+	      "grants: chmod 644 again: readable");
+	sa.mask = BK_SET_UID;
+	sa.uid = 1000;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0, "grants: chown");
+	sa.mask = BK_SET_MODE;
+	sa.mode = 0600;
+	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&
+	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) ==
+	              -EACCES,
+	      "grants: chown + chmod: denied");
+}
+
 static void test_threads(const struct bk_handle *root)
 {
 	struct thr t[8];
@@ -948,6 +990,7 @@ int main(void)
 	test_rename_link(&root);
 	test_mknod(&root);
 	test_perms(&root);
+	test_read_grants(&root);
 	test_threads(&root);
 	test_setattr(&root);
 	test_misc(&root);

@@ -32,8 +32,10 @@ static void be32_at(uint8_t *p, uint32_t v)
 /* Encode READ3resok reading straight into the reply buffer: the header is
  * reserved, the backend fills the data area, then the header is written
  * and the buffer cut to the bytes actually read. The attributes go before
- * the data but are taken after the read, so their region has a fixed size
- * (the pre-read attributes stand in if the second getattr fails). */
+ * the data but are taken after the read, so their region has a fixed size.
+ * With before NULL the backend's read_attr reads and takes them from its
+ * open fd in one go; otherwise a getattr follows the read (before stands
+ * in if it fails). */
 static uint32_t read_into_reply(struct nfs_req *r, struct xdr_out *res,
                                 uint64_t off, uint32_t count,
                                 const struct bk_attr *before)
@@ -58,14 +60,18 @@ static uint32_t read_into_reply(struct nfs_req *r, struct xdr_out *res,
 		xdr_out_truncate(res, start);
 		return NFS3ERR_SERVERFAULT;
 	}
-	n = r->ex->ops->read(r->ex->bk, &r->cred, &r->bh, data, count, off,
-	                     &eof);
+	if (before)
+		n = r->ex->ops->read(r->ex->bk, &r->cred, &r->bh, data, count,
+		                     off, &eof);
+	else
+		n = r->ex->ops->read_attr(r->ex->bk, &r->cred, &r->bh, data,
+		                          count, off, &eof, &after);
 	if (n < 0 || (size_t)n > count) {
 		xdr_out_truncate(res, start);
 		return n < 0 ? nfs3_stat_from_errno((int)n)
 		             : NFS3ERR_SERVERFAULT;
 	}
-	if (nfs3_getattr(r, &r->bh, &after) != 0)
+	if (before && nfs3_getattr(r, &r->bh, &after) != 0)
 		after = *before;
 	/* RFC 1813 section 3.3.6: eof when the read reached the end. */
 	if (off + (uint64_t)n >= after.size)
@@ -79,6 +85,26 @@ static uint32_t read_into_reply(struct nfs_req *r, struct xdr_out *res,
 	                          xdr_pad((size_t)n));
 	memset(data + n, 0, xdr_pad((size_t)n));
 	return NFS3_OK;
+}
+
+/* READ of a resolved handle no OPEN denies reading, without the getattr
+ * by handle before and after the read: the backend checks the type as it
+ * opens (ISDIR, INVAL) and takes the post-op attributes from its open fd.
+ * A failure is then answered as the full path would: a getattr error or
+ * the wrong type first, with the attributes in the reply. */
+static uint32_t read_fast(struct nfs_req *r, struct xdr_out *res, uint64_t off,
+                          uint32_t count, struct bk_attr *a, bool *have_attr)
+{
+	uint32_t st = read_into_reply(r, res, off, count, NULL);
+	int rc;
+
+	if (st == NFS3_OK)
+		return st;
+	rc = nfs3_getattr(r, &r->bh, a);
+	if (rc != 0)
+		return nfs3_stat_from_errno(rc);
+	*have_attr = true;
+	return regular_file(a) != NFS3_OK ? regular_file(a) : st;
 }
 
 int nfs3_proc_read(struct rpc_call *call, struct xdr_out *res)
@@ -96,18 +122,24 @@ int nfs3_proc_read(struct rpc_call *call, struct xdr_out *res)
 	if (count > NFS3_MAX_IO)
 		count = NFS3_MAX_IO; /* the client may ask more than rtmax */
 	st = nfs3_resolve(call, &fh, &r);
-	if (st == NFS3_OK) {
-		st = nfs3_stat_from_errno(nfs3_getattr(&r, &r.bh, &a));
-		have_attr = st == NFS3_OK;
+	if (st == NFS3_OK && r.ex->ops->read_attr &&
+	    !nfs4_share_check(r.srv, r.ex, &r.bh, false)) {
+		st = read_fast(&r, res, off, count, &a, &have_attr);
+	} else {
+		if (st == NFS3_OK) {
+			st = nfs3_stat_from_errno(nfs3_getattr(&r, &r.bh, &a));
+			have_attr = st == NFS3_OK;
+		}
+		if (st == NFS3_OK)
+			st = regular_file(&a);
+		/* No stateid: an NFSv4 OPEN denying reads stops us (RFC
+		 * 7530 9.1.4.3, as for the anonymous stateid). */
+		if (st == NFS3_OK &&
+		    nfs4_share_check(r.srv, r.ex, &r.bh, false))
+			st = NFS3ERR_ACCES;
+		if (st == NFS3_OK)
+			st = read_into_reply(&r, res, off, count, &a);
 	}
-	if (st == NFS3_OK)
-		st = regular_file(&a);
-	/* No stateid: an NFSv4 OPEN denying reads stops us (RFC 7530
-	 * 9.1.4.3, as for the anonymous stateid). */
-	if (st == NFS3_OK && nfs4_share_check(r.srv, r.ex, &r.bh, false))
-		st = NFS3ERR_ACCES;
-	if (st == NFS3_OK)
-		st = read_into_reply(&r, res, off, count, &a);
 	if (st != NFS3_OK) {
 		xdr_put_u32(res, st);
 		nfs3_put_post_op_attr(res, have_attr ? &a : NULL,

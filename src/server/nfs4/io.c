@@ -337,6 +337,15 @@ static uint32_t need_regular(struct nfs4_compound *c)
 	return t == BK_REG ? NFS4_OK : NFS4ERR_INVAL;
 }
 
+/* READ's error st, unless the current fh's type (or a getattr of it)
+ * gives another: the order of the checks is type first (need_regular). */
+static uint32_t type_first(struct nfs4_compound *c, uint32_t st)
+{
+	uint32_t t = need_regular(c);
+
+	return t ? t : st;
+}
+
 /* How many data bytes fit in this reply (4.1 ca_maxresponsesize). */
 uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
                       uint32_t overhead)
@@ -365,13 +374,17 @@ uint32_t nfs4_op_read(struct nfs4_compound *c)
 	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u32(c->args, &count))
 		return NFS4ERR_BADXDR;
-	st = need_regular(c);
+	/* The file's type is asked (a getattr by handle) only when
+	 * something fails: the backend's read opens regular files only
+	 * (-EISDIR, -EINVAL otherwise), and a failure answers the type's
+	 * error first, as checking it first would. */
+	st = nfs4_need_export(c);
 	if (!st)
 		st = nfs4_resolve_stateid(c, &sid);
 	if (!st)
 		st = nfs4_check_io_stateid(c, &sid, STID_READ);
 	if (st)
-		return st;
+		return type_first(c, st);
 	count = nfs4_io_room(c, count, 16);
 	eofpos = c->res->len;
 	xdr_put_bool(c->res, false);
@@ -384,7 +397,7 @@ uint32_t nfs4_op_read(struct nfs4_compound *c)
 	                         count, off, &eof);
 	if (n < 0) {
 		xdr_out_truncate(c->res, eofpos);
-		return nfs4_errno((int)n);
+		return type_first(c, nfs4_errno((int)n));
 	}
 	if ((size_t)n > count)
 		n = count;
