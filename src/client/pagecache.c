@@ -857,12 +857,6 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 
 /* ---- writing ---- */
 
-struct wchunk {
-	uint64_t off;
-	uint32_t len;
-	struct rpc_req *req;
-};
-
 /* Move [off, off + len) between a page set pair: from "from" into "to"
  * (to may be NULL: just drop), keeping the byte counters exact. */
 static int move_range(struct pc_file *f, uint64_t off, uint64_t len,
@@ -978,17 +972,17 @@ static void note_verf(struct pc_file *f, const uint8_t verf[8])
 	}
 }
 
-static int write_done(struct pc_file *f, struct wchunk *ch,
-                      const struct snfs_write_res *res)
+/* A WRITE of run s came back: what it took is unstable (or stable). */
+static void write_done(struct pc_file *f, const struct span *s,
+                       const struct snfs_write_res *res)
 {
-	uint32_t n = res->count < ch->len ? res->count : ch->len;
-	if (n < ch->len) /* short write: the rest is dirty again */
-		move_range(f, ch->off + n, ch->len - n, false);
+	uint64_t n = res->count < s->len ? res->count : s->len;
+	if (n < s->len) /* short write: the rest is dirty again */
+		move_range(f, s->off + n, s->len - n, false);
 	if (res->committed == SNFS_FILE_SYNC)
-		drop_unstable(f, ch->off, n);
+		drop_unstable(f, s->off, n);
 	else if (n)
 		note_verf(f, res->verf);
-	return 0;
 }
 
 /* The next calls' worth of runs from runs[ri]: one run, or with a
@@ -1058,9 +1052,8 @@ static int wgroup_finish(struct pc_file *f, const struct span *runs,
 	}
 	for (uint32_t i = 0; i < g->n; i++) {
 		const struct span *s = &runs[g->first + i];
-		struct wchunk ch = {.off = s->off, .len = (uint32_t)s->len};
 		if (i < done)
-			write_done(f, &ch, &res[i]);
+			write_done(f, s, &res[i]);
 		else
 			move_range(f, s->off, s->len, false);
 	}
