@@ -86,8 +86,7 @@ struct snfs_proto_ops {
 	 * the rest (returned, with *done counting those before it). */
 	int (*write_vec_start)(struct snfs_ctx *c, const struct snfs_fh *fh,
 	                       const struct snfs_wseg *v, uint32_t n,
-	                       const void *buf, int stable,
-	                       struct rpc_req **r);
+	                       const void *buf, int stable, struct rpc_req **r);
 	int (*write_vec_finish)(struct snfs_ctx *c, struct rpc_req *r,
 	                        struct snfs_write_res *res, uint32_t *done);
 	int (*commit)(struct snfs_ctx *c, const struct snfs_fh *fh,

@@ -567,8 +567,7 @@ static int p_wv(struct snfs_ctx *c, struct xdr_in *x, void *arg)
 		struct snfs_write_res *r = &w->res[i];
 		if ((rc = nfs4_expect(x, OP4_WRITE, NULL)) < 0)
 			break;
-		if (!xdr_get_u32(x, &r->count) ||
-		    !xdr_get_u32(x, &committed) ||
+		if (!xdr_get_u32(x, &r->count) || !xdr_get_u32(x, &committed) ||
 		    !xdr_get_fixed(x, r->verf, 8))
 			return -EPROTO;
 		r->committed = committed > 2 ? 0 : (int)committed;
@@ -587,8 +586,7 @@ static void wv_free(struct wv_call *w)
 
 static int nfs4_write_vec_start(struct snfs_ctx *c, const struct snfs_fh *fh,
                                 const struct snfs_wseg *v, uint32_t n,
-                                const void *buf, int stable,
-                                struct rpc_req **r)
+                                const void *buf, int stable, struct rpc_req **r)
 {
 	size_t total = 0;
 	if (n == 0 || n > c->max_write_ops)
@@ -662,8 +660,9 @@ static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
 	for (;;) {
 		while (rc == 0 && !stop && tail - head < SEG_INFLIGHT &&
 		       next < end) {
-			uint32_t n = end - next < c->rsize ? (uint32_t)(end - next)
-			                                   : c->rsize;
+			uint32_t n = end - next < c->rsize
+			                 ? (uint32_t)(end - next)
+			                 : c->rsize;
 			struct io_call *io =
 			    io_new(c, &snfs_file_pc(f)->fh, next, n, false);
 			if (!io) {

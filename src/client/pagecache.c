@@ -706,7 +706,8 @@ static ssize_t direct_read(struct pc_file *f, uint8_t *dst, uint64_t off,
 		if (rc < 0)
 			return rc;
 		if (eof)
-			return (ssize_t)(direct_eof(f, dst, off, good, end) - off);
+			return (ssize_t)(direct_eof(f, dst, off, good, end) -
+			                 off);
 		next = good; /* short reply: go on from there */
 	}
 	return rc < 0 ? rc : (ssize_t)(good - off);
@@ -1095,7 +1096,8 @@ static int write_dirty(struct pc_file *f)
 			}
 			if (head == tail)
 				break;
-			int r = wgroup_finish(f, runs, &q[head++ % MAX_INFLIGHT]);
+			int r =
+			    wgroup_finish(f, runs, &q[head++ % MAX_INFLIGHT]);
 			if (r < 0 && rc == 0)
 				rc = r;
 		}

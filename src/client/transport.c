@@ -211,9 +211,9 @@ static int read_exact(struct rpc_clnt *c, int fd, uint8_t *dst, size_t n)
  * against 0.19 s with buffers reused). A header before the data records
  * the capacity, so every such buffer must go back through rpc_buf_free. */
 #define BUF_HDR 16
-#define POOL_MIN (64u << 10)              /* smaller ones: plain malloc */
+#define POOL_MIN (64u << 10)                /* smaller ones: plain malloc */
 #define POOL_CAP ((1u << 20) + (64u << 10)) /* an rsize reply and headers */
-#define POOL_MAX 24                       /* buffers kept idle at most */
+#define POOL_MAX 24                         /* buffers kept idle at most */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *pool[POOL_MAX];

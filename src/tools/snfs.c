@@ -1241,30 +1241,30 @@ static int cmd_df(int argc, char **argv)
 
 static void help(void)
 {
-	printf(
-	    "Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
-	    "NFS without a mount. URLs: "
-	    "nfs://host[:port]/export/path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=\n"
-	    "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n"
-	    "  &pagecache=partial|full|off\n\n"
-	    "Commands:\n"
-	    "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "
-	    "kept\n"
-	    "  cat URL...          write files to standard output\n"
-	    "  ls [-lRaf] URL...   list directories (-f: unsorted, all)\n"
-	    "  stat URL...         show attributes\n"
-	    "  holes FILE          data/hole map of a local or NFS file\n"
-	    "  mkdir [-p] URL...   make directories\n"
-	    "  rm [-rf] URL...     remove files or directories\n"
-	    "  mv SRC DST          rename within one export\n"
-	    "  df URL...           space on the export\n"
-	    "%s\n"
-	    "Options:\n"
-	    "  --stats   print RPC counters to standard error at the end\n"
-	    "  --help    this help\n\n"
-	    "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
-	    "cannot be accessed).\n",
-	    prog, snfs_bench_help);
+	printf("Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
+	       "NFS without a mount. URLs: "
+	       "nfs://host[:port]/export/"
+	       "path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=\n"
+	       "  &readdir-buffer=&nfsport=&mountport=&cache=&timeout=\n"
+	       "  &pagecache=partial|full|off\n\n"
+	       "Commands:\n"
+	       "  cp [-q] SRC DST     copy local<->NFS or NFS->NFS; holes are "
+	       "kept\n"
+	       "  cat URL...          write files to standard output\n"
+	       "  ls [-lRaf] URL...   list directories (-f: unsorted, all)\n"
+	       "  stat URL...         show attributes\n"
+	       "  holes FILE          data/hole map of a local or NFS file\n"
+	       "  mkdir [-p] URL...   make directories\n"
+	       "  rm [-rf] URL...     remove files or directories\n"
+	       "  mv SRC DST          rename within one export\n"
+	       "  df URL...           space on the export\n"
+	       "%s\n"
+	       "Options:\n"
+	       "  --stats   print RPC counters to standard error at the end\n"
+	       "  --help    this help\n\n"
+	       "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
+	       "cannot be accessed).\n",
+	       prog, snfs_bench_help);
 }
 
 int main(int argc, char **argv)
@@ -1272,11 +1272,11 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
-	} cmds[] = {
-	    {"cp", cmd_cp},     {"cat", cmd_cat},     {"ls", cmd_ls},
-	    {"stat", cmd_stat}, {"holes", cmd_holes}, {"mkdir", cmd_mkdir},
-	    {"rm", cmd_rm},     {"mv", cmd_mv},       {"df", cmd_df},
-	    {"bench", snfs_cmd_bench}};
+	} cmds[] = {{"cp", cmd_cp},       {"cat", cmd_cat},
+	            {"ls", cmd_ls},       {"stat", cmd_stat},
+	            {"holes", cmd_holes}, {"mkdir", cmd_mkdir},
+	            {"rm", cmd_rm},       {"mv", cmd_mv},
+	            {"df", cmd_df},       {"bench", snfs_cmd_bench}};
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {

@@ -297,10 +297,10 @@ static int rp_put_batch(struct rp_state *r, struct rp_piece *pc, int n)
 		iov[i].iov_len = (size_t)pc[i].len;
 	}
 	bool eof = false;
-	ssize_t got = k ? c->cfh.ex->ops->readv(c->cfh.ex->bk, &c->cfh.cred,
-	                                        &c->cfh.bh, iov, k, pc[0].off,
-	                                        &eof)
-	                : 0;
+	ssize_t got =
+	    k ? c->cfh.ex->ops->readv(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
+	                              iov, k, pc[0].off, &eof)
+	      : 0;
 	if (got < 0 || (size_t)got < total) {
 		xdr_out_truncate(x, start);
 		*r = saved;
@@ -316,8 +316,7 @@ static int rp_put_batch(struct rp_state *r, struct rp_piece *pc, int n)
 /* Cut the extents into pieces for rp_put_batch: small holes merged into
  * the data around them (by readplus_min_hole), and a batch ended by a
  * hole longer than GAP_MAX, which is encoded on its own. */
-static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext,
-                         int n)
+static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 {
 	struct rp_piece pc[BATCH_MAX];
 	int np = 0, rc = 0;
@@ -343,7 +342,8 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext,
 				rp_put_hole(r, s, e - s);
 			continue;
 		}
-		pc[np++] = (struct rp_piece){.off = s, .len = e - s, .hole = hole};
+		pc[np++] =
+		    (struct rp_piece){.off = s, .len = e - s, .hole = hole};
 		if (np == BATCH_MAX) {
 			rc = rp_put_batch(r, pc, np);
 			np = 0;

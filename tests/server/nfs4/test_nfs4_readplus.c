@@ -478,10 +478,14 @@ static const struct shape {
 	uint64_t unit;
 	bool hole_first, data;
 } shapes[] = {
-    {"data", 0, false, true},           {"hole", 0, false, false},
-    {"mixed-4d", 4096, false, false},   {"mixed-4h", 4096, true, false},
-    {"mixed-8d", 8192, false, false},   {"mixed-16h", 16384, true, false},
-    {"mixed-32d", 32768, false, false}, {"mixed-32h", 32768, true, false},
+    {"data", 0, false, true},
+    {"hole", 0, false, false},
+    {"mixed-4d", 4096, false, false},
+    {"mixed-4h", 4096, true, false},
+    {"mixed-8d", 8192, false, false},
+    {"mixed-16h", 16384, true, false},
+    {"mixed-32d", 32768, false, false},
+    {"mixed-32h", 32768, true, false},
     /* holes longer than the server's one-readv gap (64 KiB) */
     {"mixed-128d", 131072, false, false},
 };
