@@ -4,9 +4,13 @@
  * the file system afresh for every READ_PLUS reply makes a sequential read
  * of an all-hole file cost O(file size) per call (SEEDS.md section 1). Here
  * each file keeps a window of its extents: a contiguous, sorted run found
- * with SEEK_DATA/SEEK_HOLE and extended only as far as callers read, so a
- * sequential read costs O(extents in the range) lseeks in all, and an
- * all-hole file costs one lseek for the whole file.
+ * with FIEMAP (up to FIEMAP_BATCH extents per call) where the file system
+ * has it, else with SEEK_DATA/SEEK_HOLE, and extended only as far as
+ * callers read, so a sequential read costs O(extents in the range / batch)
+ * calls in all, and an all-hole file costs one call for the whole file.
+ * Unwritten (preallocated) extents read as zeros but count as data only
+ * where the page cache holds data, which only lseek can tell: FIEMAP stops
+ * at them and lseek maps them.
  *
  * A map is dropped when snfsd changes the file (hole_map_invalidate from
  * WRITE, SETATTR size, ALLOCATE, DEALLOCATE, COPY, CLONE, REMOVE) and is
@@ -16,9 +20,12 @@
  * tick would leave the ctime unchanged.
  */
 #include <errno.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,11 +34,13 @@
 #define MAP_SLOTS 64
 #define MAP_KEEP 16384     /* extents kept per file before trimming */
 #define RECENT_NS 20000000 /* ctime this close to now: not cached (20 ms) */
+#define FIEMAP_BATCH 256   /* extents asked per FIEMAP call */
 
 struct map_entry {
 	pthread_mutex_t lock; /* the fields below */
 	bool valid;
 	bool cacheable;
+	bool no_fiemap; /* the file system refused FIEMAP: lseek only */
 	uint64_t size;
 	struct timespec ctime;
 	struct bk_extent *ext; /* the window: contiguous, sorted */
@@ -51,7 +60,8 @@ struct hole_map_cache {
 	struct map_slot s[MAP_SLOTS];
 };
 
-/* lseeks made by every map since start: tests check the O(1) promise. */
+/* lseeks and FIEMAP calls made by every map since start: tests check the
+ * O(1) promise. */
 static atomic_uint_fast64_t lseek_count;
 
 uint64_t hole_map_lseeks(void)
@@ -119,6 +129,7 @@ static struct map_slot *slot_get(struct hole_map_cache *c,
 		s = victim;
 		s->h = *h;
 		s->e.valid = false; /* nobody holds it: refs == 0 */
+		s->e.no_fiemap = false;
 	}
 	if (s) {
 		s->refs++;
@@ -209,9 +220,24 @@ static off_t counted_lseek(int fd, uint64_t off, int whence)
 	return lseek(fd, (off_t)off, whence);
 }
 
+/* Append [off, end) as a hole or as data, merged with the window's last
+ * extent when that is of the same kind. */
+static int entry_add(struct map_entry *e, uint64_t off, uint64_t end, bool hole)
+{
+	struct bk_extent *l = e->n ? &e->ext[e->n - 1] : NULL;
+
+	if (end <= off)
+		return 0;
+	if (l && l->hole == hole && l->off + l->len == off) {
+		l->len += end - off;
+		return 0;
+	}
+	return entry_push(e, off, end - off, hole);
+}
+
 /* Append the extent (or the hole and the data after it) at pos, which is
- * the window's end. Returns 0 or -errno. */
-static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
+ * the window's end, found with lseek. Returns 0 or -errno. */
+static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 {
 	uint64_t size = e->size, d, h;
 	off_t r;
@@ -222,7 +248,7 @@ static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
 		return -errno;
 	d = r < 0 || (uint64_t)r > size ? size : (uint64_t)r;
 	if (d > pos) {
-		rc = entry_push(e, pos, d - pos, true);
+		rc = entry_add(e, pos, d, true);
 		if (rc || d == size)
 			return rc;
 	}
@@ -232,7 +258,75 @@ static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
 	h = (uint64_t)r > size ? size : (uint64_t)r;
 	if (h <= d) /* changed under us: call the rest data, ctime will tell */
 		h = size;
-	return entry_push(e, d, h - d, false);
+	return entry_add(e, d, h, false);
+}
+
+/* Append what one FIEMAP call tells from pos on. Returns 1 when FIEMAP
+ * cannot say (unsupported, or an unwritten extent right at pos): the
+ * caller asks lseek. */
+static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[FIEMAP_BATCH];
+	} q;
+	uint64_t size = e->size, at = pos;
+	uint32_t i;
+	int rc;
+
+	memset(&q.fm, 0, sizeof(q.fm));
+	q.fm.fm_start = pos;
+	q.fm.fm_length = size - pos;
+	q.fm.fm_extent_count = FIEMAP_BATCH;
+	atomic_fetch_add(&lseek_count, 1);
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
+		if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EINVAL)
+			e->no_fiemap = true;
+		return 1;
+	}
+	for (i = 0; i < q.fm.fm_mapped_extents && at < size; i++) {
+		const struct fiemap_extent *x = &q.fe[i];
+		uint64_t s = x->fe_logical < at ? at : x->fe_logical;
+		uint64_t t = x->fe_logical + x->fe_length;
+
+		if (t > size)
+			t = size;
+		if (t <= s)
+			continue;
+		if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+			/* the hole before it is known; lseek maps it */
+			rc = entry_add(e, at, s, true);
+			return rc ? rc : (s == pos ? 1 : 0);
+		}
+		rc = entry_add(e, at, s, true);
+		if (rc == 0)
+			rc = entry_add(e, s, t, false);
+		if (rc)
+			return rc;
+		at = t;
+		if (x->fe_flags & FIEMAP_EXTENT_LAST)
+			break;
+	}
+	/* A full batch describes the file only up to its last extent. */
+	if (q.fm.fm_mapped_extents < FIEMAP_BATCH || at == pos)
+		rc = entry_add(e, at, size, true);
+	else
+		rc = 0;
+	return rc;
+}
+
+/* Append at least one extent at pos, the window's end. 0 or -errno. */
+static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
+{
+	if (!e->no_fiemap) {
+		int rc = entry_extend_fiemap(e, fd, pos);
+
+		if (rc <= 0 && (e->n && window_end(e) > pos))
+			return rc;
+		if (rc < 0)
+			return rc;
+	}
+	return entry_extend_lseek(e, fd, pos);
 }
 
 /* Index of the extent holding off (off inside the window). */
@@ -288,6 +382,9 @@ static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
 			rc = entry_extend(e, fd, window_end(e));
 			if (rc)
 				return rc;
+			/* the last extent handed out may have grown */
+			if (k && i && out[k - 1].off == e->ext[i - 1].off)
+				out[k - 1] = e->ext[i - 1];
 			continue;
 		}
 		if (e->ext[i].off >= end)

@@ -12,6 +12,7 @@ struct worker_pool {
 	pthread_cond_t cond;
 	struct pool_job *head, *tail;
 	bool stopping;
+	int idle; /* threads waiting for a job */
 	int nthreads;
 	pthread_t threads[];
 };
@@ -22,8 +23,11 @@ static struct pool_job *pool_next(struct worker_pool *pool)
 	struct pool_job *job;
 
 	pthread_mutex_lock(&pool->lock);
-	while (!pool->head && !pool->stopping)
+	while (!pool->head && !pool->stopping) {
+		pool->idle++;
 		pthread_cond_wait(&pool->cond, &pool->lock);
+		pool->idle--;
+	}
 	job = pool->stopping ? NULL : pool->head;
 	if (job) {
 		pool->head = job->next;
@@ -67,8 +71,14 @@ struct worker_pool *pool_start(int nthreads)
 	return pool;
 }
 
+/* Queue a job. A waiting thread is woken only when there is one (a busy
+ * thread looks at the queue before it waits), and after unlocking, so the woken
+ * thread does not at once block on the lock still held here: each
+ * needless wake-up is a pair of context switches per call. */
 void pool_submit(struct worker_pool *pool, struct pool_job *job)
 {
+	bool wake;
+
 	job->next = NULL;
 	pthread_mutex_lock(&pool->lock);
 	if (pool->tail)
@@ -76,8 +86,10 @@ void pool_submit(struct worker_pool *pool, struct pool_job *job)
 	else
 		pool->head = job;
 	pool->tail = job;
-	pthread_cond_signal(&pool->cond);
+	wake = pool->idle > 0;
 	pthread_mutex_unlock(&pool->lock);
+	if (wake)
+		pthread_cond_signal(&pool->cond);
 }
 
 void pool_stop(struct worker_pool *pool)

@@ -1,6 +1,7 @@
-/* Large reply buffers are reused per thread (xdr.c's spare block): many
- * grow/free cycles of different sizes, on several threads, keep every
- * byte right (and, under ASan, leak nothing). */
+/* Large reply buffers are reused per thread (xdr.c's spare block) and
+ * through a shared pool: many grow/free cycles of different sizes, on
+ * several threads, keep every byte right (and, under ASan, leak nothing),
+ * and a block freed on another thread is reused. */
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,11 +44,61 @@ static void *thr(void *arg)
 	return (void *)(intptr_t)cycle((unsigned)(intptr_t)arg);
 }
 
+/* Frees two 1 MiB buffers on its own thread: one becomes its spare, the
+ * other goes to the pool. */
+static void *free_two(void *arg)
+{
+	struct xdr_out *x = arg;
+
+	xdr_out_free(&x[0]);
+	xdr_out_free(&x[1]);
+	return NULL;
+}
+
+/* Grows a fresh buffer to 1 MiB on a fresh thread (no spare of its own)
+ * and returns where its bytes went. */
+static void *grow_one(void *arg)
+{
+	struct xdr_out y;
+	void *where = NULL;
+
+	(void)arg;
+	if (xdr_out_init(&y, 256, 2 << 20) == 0 &&
+	    xdr_put_reserve(&y, 1 << 20) != NULL)
+		where = y.buf;
+	xdr_out_free(&y);
+	return where;
+}
+
+/* The event loop frees the replies it had to queue; the worker that
+ * built them must get their blocks back rather than fresh memory. Runs
+ * first, while the pool is empty. */
+static void test_cross_thread(void)
+{
+	struct xdr_out x[2];
+	pthread_t t;
+	void *got = NULL;
+	uint8_t *b;
+
+	CHECK(xdr_out_init(&x[0], 1 << 20, 2 << 20) == 0 &&
+	          xdr_out_init(&x[1], 1 << 20, 2 << 20) == 0,
+	      "two 1 MiB buffers");
+	b = x[1].buf;
+	pthread_create(&t, NULL, free_two, x);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, grow_one, NULL);
+	pthread_join(t, &got);
+	CHECK(got == b, "a block freed on another thread is reused");
+}
+
 int main(void)
 {
 	pthread_t t[4];
 	void *r;
-	int bad = cycle(1);
+	int bad;
+
+	test_cross_thread();
+	bad = cycle(1);
 
 	CHECK(bad == 0, "reuse on one thread: contents and alignment right");
 	bad = 0;
