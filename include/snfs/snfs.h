@@ -190,6 +190,21 @@ ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
                            uint64_t off, struct snfs_segment *segs,
                            size_t max_segs, size_t *nsegs, bool *eof);
 
+/* The same read without a copy: the bytes at [off, off + count) are handed
+ * to fn in file order, one call per server reply, as pieces that point
+ * into the reply (data) or have data NULL (a hole). The pieces are valid
+ * only during the call. fn returns 0 to go on, or a negative errno that
+ * ends the read and is returned. Returns the bytes covered (fewer at end
+ * of file, *eof then true) or -errno. Cheaper than snfs_read_segments for
+ * a caller that passes the data on (snfs cat writes it with writev). */
+struct snfs_piece {
+	uint64_t off, len;
+	const void *data; /* NULL: a hole */
+};
+typedef int (*snfs_pieces_fn)(void *arg, const struct snfs_piece *v, size_t n);
+ssize_t snfs_read_pieces(struct snfs_file *f, uint64_t off, size_t count,
+                         snfs_pieces_fn fn, void *arg, bool *eof);
+
 struct snfs_dirent {
 	const char *name; /* valid until the next snfs_readdir */
 	uint64_t fileid;
@@ -341,8 +356,8 @@ struct snfs_hdirent {
 	struct snfs_handle handle;
 };
 /* flags: SNFS_DIR_PLUS asks for attributes and handles. */
-int snfs_h_opendir(struct snfs_ctx *ctx, const struct snfs_handle *h,
-                   int flags, struct snfs_hdir **out);
+int snfs_h_opendir(struct snfs_ctx *ctx, const struct snfs_handle *h, int flags,
+                   struct snfs_hdir **out);
 /* 1 and *ent filled, 0 at the end, or -errno. */
 int snfs_h_readdir(struct snfs_hdir *d, uint64_t after,
                    struct snfs_hdirent *ent);

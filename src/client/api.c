@@ -678,6 +678,39 @@ ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
 	return n;
 }
 
+ssize_t snfs_read_pieces(struct snfs_file *f, uint64_t off, size_t count,
+                         snfs_pieces_fn fn, void *arg, bool *eof)
+{
+	struct snfs_ctx *c = f->c;
+	ssize_t n;
+
+	*eof = false;
+	if (c->ops->read_pieces) {
+		int rc = pc_flush(f->pf, false);
+		if (rc < 0)
+			return fail_op(rc, "read");
+		n = c->ops->read_pieces(c, f, off, count, fn, arg, eof);
+		if (n == -EOPNOTSUPP) /* no READ_PLUS after all: READ now */
+			n = c->ops->read_pieces(c, f, off, count, fn, arg, eof);
+		return n < 0 ? fail_op((int)n, "read") : n;
+	}
+	/* NFSv3: read into a buffer of our own and hand that on. */
+	uint8_t *buf = malloc(count ? count : 1);
+	if (!buf)
+		return snfs_fail(-ENOMEM, "read");
+	n = snfs_pread(f, buf, count, off);
+	if (n > 0) {
+		struct snfs_piece v = {off, (uint64_t)n, buf};
+		int rc = fn(arg, &v, 1);
+		if (rc < 0)
+			n = rc;
+	}
+	free(buf);
+	if (n >= 0)
+		*eof = (size_t)n < count;
+	return n;
+}
+
 /* ---- names ---- */
 
 typedef int (*dir_name_fn)(struct snfs_ctx *, const struct snfs_fh *,

@@ -131,6 +131,12 @@ struct snfs_proto_ops {
 	                         void *buf, size_t count, uint64_t off,
 	                         struct snfs_segment *segs, size_t max_segs,
 	                         size_t *nsegs, bool *eof);
+	/* Optional: snfs_read_pieces (READ_PLUS, or READ where the server
+	 * has no READ_PLUS). -EOPNOTSUPP: READ_PLUS just found missing, ask
+	 * again. */
+	ssize_t (*read_pieces)(struct snfs_ctx *c, struct snfs_file *f,
+	                       uint64_t off, size_t count, snfs_pieces_fn fn,
+	                       void *arg, bool *eof);
 	/* Optional: a FIFO, socket or device node (snfs_h_mknod). NFSv3's
 	 * MKNOD is sent by fuse_support.c when this is NULL. */
 	int (*mknod)(struct snfs_ctx *c, const struct snfs_fh *dir,

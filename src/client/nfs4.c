@@ -261,6 +261,13 @@ struct io_call {
 	struct snfs_segment *segs;
 	size_t max_segs, nsegs;
 	struct snfs_write_res *wres;
+	/* snfs_read_pieces: no buf; the reply's pieces go to pieces_fn once
+	 * the whole reply parsed, and its answer to pieces_rc */
+	snfs_pieces_fn pieces_fn;
+	void *pieces_arg;
+	struct snfs_piece *pv;
+	size_t npv;
+	int pieces_rc;
 };
 
 static int b_io(struct snfs_ctx *c, struct nfs4_req *rq, void *arg)
@@ -296,7 +303,12 @@ static int p_read(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 	if (!xdr_get_bool(x, &io->eof) ||
 	    !xdr_get_opaque_ref(x, &p, &n, io->count))
 		return -EPROTO;
-	memcpy(io->buf, p, n);
+	if (io->pieces_fn && n) {
+		struct snfs_piece v = {io->off, n, p};
+		io->pieces_rc = io->pieces_fn(io->pieces_arg, &v, 1);
+	} else if (io->buf) { /* none: a call drained after a stop */
+		memcpy(io->buf, p, n);
+	}
 	io->got = n;
 	if (io->segs && n) {
 		io->segs[0] = (struct snfs_segment){io->off, n, false};
@@ -342,6 +354,13 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 		return -EPROTO;
 	uint64_t pos = io->off, end = io->off + io->count;
 	bool stop = false;
+	if (io->pieces_fn) {
+		free(io->pv);
+		io->npv = 0;
+		io->pv = malloc((nseg ? nseg : 1) * sizeof(*io->pv));
+		if (!io->pv)
+			return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < nseg; i++) {
 		uint32_t what, n;
 		uint64_t soff, slen;
@@ -362,9 +381,11 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 			continue; /* a gap or overlap: keep what came before */
 		if (slen > end - pos)
 			slen = end - pos;
-		if (p)
+		if (io->pieces_fn)
+			io->pv[io->npv++] = (struct snfs_piece){pos, slen, p};
+		else if (p && io->buf)
 			memcpy(io->buf + (pos - io->off), p, slen);
-		else if (io->zero_fill)
+		else if (io->zero_fill && io->buf)
 			memset(io->buf + (pos - io->off), 0, slen);
 		if (!add_seg(io, pos, slen, p == NULL)) {
 			stop = true;
@@ -386,6 +407,8 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 		io->unsupported = true;
 		return -EOPNOTSUPP;
 	}
+	if (io->pieces_fn && io->npv)
+		io->pieces_rc = io->pieces_fn(io->pieces_arg, io->pv, io->npv);
 	return 0;
 }
 
@@ -434,6 +457,7 @@ static struct io_call *io_new(struct snfs_ctx *c, const struct snfs_fh *fh,
 static void io_free(struct io_call *io)
 {
 	nfs4_call_done(&io->call);
+	free(io->pv);
 	free(io->data);
 	free(io);
 }
@@ -634,17 +658,25 @@ static int nfs4_write_vec_finish(struct snfs_ctx *c, struct rpc_req *r,
 	return rc;
 }
 
-/* snfs_read_segments: READ_PLUS calls of rsize each over count bytes,
- * SEG_INFLIGHT outstanding, holes left untouched in buf. Replies are
- * parsed in order into one segment list; the first short one (eof, the
- * segment list full, a server sending less) ends the read, and the calls
- * after it are only drained. */
+/* snfs_read_segments and snfs_read_pieces: READ_PLUS calls (READ for
+ * pieces where the server has no READ_PLUS) of rsize each over count
+ * bytes, SEG_INFLIGHT outstanding. Replies are parsed in order, into one
+ * segment list with holes left untouched in buf, or handed to a pieces
+ * function; the first short one (eof, the segment list full, a server
+ * sending less) ends the read, and the calls after it are only drained. */
 #define SEG_INFLIGHT 16
 
-static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
-                                  void *buf, size_t count, uint64_t off,
-                                  struct snfs_segment *segs, size_t max_segs,
-                                  size_t *nsegs, bool *eof)
+struct seg_read {
+	void *buf; /* NULL: pieces */
+	struct snfs_segment *segs;
+	size_t max_segs, *nsegs;
+	snfs_pieces_fn fn;
+	void *arg;
+};
+
+static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
+                              uint64_t off, size_t count,
+                              const struct seg_read *sr, bool *eof)
 {
 	struct nfs4_state *s = nfs4_st(c);
 	struct io_call *q[SEG_INFLIGHT];
@@ -653,10 +685,7 @@ static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
 	bool stop = false, unsupported = false;
 	int rc = 0;
 
-	*nsegs = 0;
 	*eof = false;
-	if (s->minor < 2 || __atomic_load_n(&s->no_read_plus, __ATOMIC_RELAXED))
-		return -EOPNOTSUPP;
 	for (;;) {
 		while (rc == 0 && !stop && tail - head < SEG_INFLIGHT &&
 		       next < end) {
@@ -669,7 +698,8 @@ static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
 				rc = -ENOMEM;
 				break;
 			}
-			io->buf = (uint8_t *)buf + (next - off);
+			if (sr->buf)
+				io->buf = (uint8_t *)sr->buf + (next - off);
 			rc = nfs4_call_start(c, &io->call);
 			if (rc < 0) {
 				io_free(io);
@@ -682,18 +712,24 @@ static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
 			break;
 		struct io_call *io = q[head++ % SEG_INFLIGHT];
 		bool mine = rc == 0 && !stop;
-		if (mine) { /* append to (and merge with) what we have */
-			io->segs = segs;
-			io->nsegs = *nsegs;
-			io->max_segs = max_segs;
+		if (mine && sr->buf) { /* append to (and merge with) ours */
+			io->segs = sr->segs;
+			io->nsegs = *sr->nsegs;
+			io->max_segs = sr->max_segs;
+		} else if (mine) {
+			io->pieces_fn = sr->fn;
+			io->pieces_arg = sr->arg;
 		}
 		int r = nfs4_call_finish(c, &io->call);
 		if (r == -EOPNOTSUPP && io->unsupported)
 			unsupported = true;
+		if (mine && r == 0 && io->pieces_rc < 0)
+			r = io->pieces_rc;
 		if (mine && r < 0)
 			rc = r;
 		if (mine && r == 0) {
-			*nsegs = io->nsegs;
+			if (sr->buf)
+				*sr->nsegs = io->nsegs;
 			*eof = io->eof;
 			covered = io->off + io->got;
 			stop = io->got < io->count;
@@ -708,6 +744,31 @@ static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
 	if (rc < 0 && covered == off)
 		return rc;
 	return (ssize_t)(covered - off);
+}
+
+static ssize_t nfs4_read_segments(struct snfs_ctx *c, struct snfs_file *f,
+                                  void *buf, size_t count, uint64_t off,
+                                  struct snfs_segment *segs, size_t max_segs,
+                                  size_t *nsegs, bool *eof)
+{
+	struct nfs4_state *s = nfs4_st(c);
+	struct seg_read sr = {
+	    .buf = buf, .segs = segs, .max_segs = max_segs, .nsegs = nsegs};
+
+	*nsegs = 0;
+	*eof = false;
+	if (s->minor < 2 || __atomic_load_n(&s->no_read_plus, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	return read_pipelined(c, f, off, count, &sr, eof);
+}
+
+static ssize_t nfs4_read_pieces(struct snfs_ctx *c, struct snfs_file *f,
+                                uint64_t off, size_t count, snfs_pieces_fn fn,
+                                void *arg, bool *eof)
+{
+	struct seg_read sr = {.fn = fn, .arg = arg};
+
+	return read_pipelined(c, f, off, count, &sr, eof);
 }
 
 /* ---- COMMIT ---- */
@@ -1989,5 +2050,6 @@ const struct snfs_proto_ops snfs_nfs4_ops = {
     .deallocate = nfs4_deallocate,
     .copy = nfs4_copy,
     .read_segments = nfs4_read_segments,
+    .read_pieces = nfs4_read_pieces,
     .mknod = nfs4_mknod,
 };

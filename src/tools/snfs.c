@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,6 @@
 
 /* 16 rsize-sized calls in flight per read (libsnfs pipelines them) */
 #define CHUNK (16u << 20)
-#define MAX_SEGS (CHUNK / 4096 + 2)
 #define ZBLOCK 4096u
 #define MIB (1ull << 20)
 
@@ -347,7 +347,20 @@ static int set_size(struct file *f, uint64_t size)
 	return ftruncate(f->fd, (off_t)size) < 0 ? -errno : 0;
 }
 
-/* Copy [d, h) of src to dst through buf. */
+/* snfs_read_pieces callback of copy_range: data to dst at its offset,
+ * holes left as holes. */
+static int cp_pieces(void *arg, const struct snfs_piece *v, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (v[i].data)
+			rc = write_sparse(arg, v[i].data, (size_t)v[i].len,
+			                  v[i].off);
+	return rc;
+}
+
+/* Copy [d, h) of src to dst through buf (or straight from the replies). */
 static int copy_range(struct file *src, struct file *dst, uint8_t *buf,
                       uint64_t d, uint64_t h, uint64_t *end,
                       struct progress *pg)
@@ -359,21 +372,11 @@ static int copy_range(struct file *src, struct file *dst, uint8_t *buf,
 		int rc = 0;
 		if (src->nf) {
 			/* READ_PLUS on NFSv4.2: hole segments are never sent
-			 * as zeros and stay holes in the target */
-			/* room for every segment of a chunk at the server's
-			 * default 4 KiB hole granularity: segments that do not
-			 * fit are read again by the next call (twice the bytes
-			 * on the wire for a 4 KiB-alternating file) */
-			static struct snfs_segment segs[MAX_SEGS];
-			size_t nsegs = 0;
+			 * as zeros and stay holes in the target; data goes
+			 * from the replies to the target without a copy */
 			bool eof;
-			n = snfs_read_segments(src->nf, buf, want, off, segs,
-			                       MAX_SEGS, &nsegs, &eof);
-			for (size_t i = 0; n > 0 && i < nsegs && rc == 0; i++)
-				if (!segs[i].hole)
-					rc = write_sparse(
-					    dst, buf + (segs[i].off - off),
-					    (size_t)segs[i].len, segs[i].off);
+			n = snfs_read_pieces(src->nf, off, want, cp_pieces, dst,
+			                     &eof);
 		} else {
 			n = file_pread(src, buf, want, off);
 			if (n > 0)
@@ -504,52 +507,63 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* n zero bytes, written from one zero buffer: a hole costs no memset. */
-static int write_zeros(int fd, uint64_t n)
+/* Enough zeros for any hole, written from one buffer: a hole costs no
+ * memset. */
+static const uint8_t zero[1u << 20];
+
+/* Write v[0..n) whole, however the kernel splits it. */
+static int writev_all(int fd, struct iovec *v, int n)
 {
-	static const uint8_t zero[1u << 20];
-	int rc = 0;
-	while (n > 0 && rc == 0) {
-		size_t k = n < sizeof(zero) ? (size_t)n : sizeof(zero);
-		rc = write_all(fd, zero, k);
-		n -= k;
+	while (n > 0) {
+		ssize_t w = writev(fd, v, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		while (n > 0 && (size_t)w >= v->iov_len) {
+			w -= (ssize_t)v->iov_len;
+			v++;
+			n--;
+		}
+		if (n > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
+		}
 	}
-	return rc;
+	return 0;
 }
 
-/* One chunk of an NFS file to stdout: READ_PLUS (where the server has
- * it) tells holes apart. Long holes are written from the zero buffer;
- * short ones are zeroed in buf so that the data around them goes out in
- * one write (a 4 KiB-alternating file would cost a write per 4 KiB). */
-#define CAT_SMALL_HOLE (64u << 10)
+/* An NFS file to stdout, straight from the replies (snfs_read_pieces):
+ * one writev per reply, data from the reply buffers and holes from the
+ * zero buffer, so no byte is copied in user space. */
+#define CAT_IOV 1024
 
-static ssize_t cat_chunk(struct file *f, uint8_t *buf, uint64_t off)
+static int cat_pieces(void *arg, const struct snfs_piece *v, size_t n)
 {
-	static struct snfs_segment segs[MAX_SEGS];
-	size_t nsegs = 0;
-	bool eof;
-	ssize_t n = snfs_read_segments(f->nf, buf, CHUNK, off, segs, MAX_SEGS,
-	                               &nsegs, &eof);
-	uint64_t run = off, pos = off; /* [run, pos) waits in buf */
-	int rc = 0;
+	struct iovec iov[CAT_IOV];
+	int k = 0, rc = 0;
 
-	for (size_t i = 0; n > 0 && i < nsegs && rc == 0; i++) {
-		const struct snfs_segment *sg = &segs[i];
-		if (sg->hole && sg->len >= CAT_SMALL_HOLE) {
-			rc = write_all(STDOUT_FILENO, buf + (run - off),
-			               (size_t)(pos - run));
-			if (rc == 0)
-				rc = write_zeros(STDOUT_FILENO, sg->len);
-			run = sg->off + sg->len;
-		} else if (sg->hole) {
-			memset(buf + (sg->off - off), 0, (size_t)sg->len);
+	(void)arg;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint64_t len = v[i].len;
+		const uint8_t *p = v[i].data;
+
+		while (len > 0 && rc == 0) {
+			size_t m = p || len < sizeof(zero) ? (size_t)len
+			                                   : sizeof(zero);
+			if (k == CAT_IOV) {
+				rc = writev_all(STDOUT_FILENO, iov, k);
+				k = 0;
+			}
+			iov[k++] = (struct iovec){(void *)(p ? p : zero), m};
+			len -= m;
+			if (p)
+				p += m;
 		}
-		pos = sg->off + sg->len;
 	}
-	if (rc == 0 && pos > run)
-		rc = write_all(STDOUT_FILENO, buf + (run - off),
-		               (size_t)(pos - run));
-	return rc < 0 ? rc : n;
+	if (rc == 0 && k)
+		rc = writev_all(STDOUT_FILENO, iov, k);
+	return rc;
 }
 
 static int cat_one(const char *arg, uint8_t *buf)
@@ -560,8 +574,10 @@ static int cat_one(const char *arg, uint8_t *buf)
 		return 1;
 	int rc = open_src(&t, t.ctx ? "" : t.local, &f);
 	uint64_t off = 0;
+	bool eof;
 	while (rc == 0) {
-		ssize_t n = f.nf ? cat_chunk(&f, buf, off)
+		ssize_t n = f.nf ? snfs_read_pieces(f.nf, off, CHUNK,
+		                                    cat_pieces, NULL, &eof)
 		                 : file_pread(&f, buf, CHUNK, off);
 		if (n <= 0) {
 			rc = (int)n;

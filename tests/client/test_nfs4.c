@@ -197,6 +197,41 @@ static uint64_t reads(const struct snfs_stats *st)
 	return st->calls[SNFS_OP_READ] + st->calls[SNFS_OP_READ_PLUS];
 }
 
+/* read_pieces checker: pieces follow on from pos and match want. */
+struct pieces_check {
+	const uint8_t *want;
+	uint64_t len, pos;
+	bool ok;
+	int calls;
+};
+
+static int pieces_cb(void *arg, const struct snfs_piece *v, size_t n)
+{
+	struct pieces_check *pc = arg;
+	static const uint8_t zero[4096];
+
+	if (pc->calls++ == 0 && pc->pos == 0)
+		pc->ok = true;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].off != pc->pos || v[i].off + v[i].len > pc->len)
+			pc->ok = false;
+		for (uint64_t o = 0; pc->ok && o < v[i].len; o += 4096) {
+			size_t k = v[i].len - o < 4096 ? v[i].len - o : 4096;
+			const void *got =
+			    v[i].data ? (const uint8_t *)v[i].data + o : zero;
+			pc->ok = !memcmp(got, pc->want + v[i].off + o, k);
+		}
+		pc->pos = v[i].off + v[i].len;
+	}
+	return 0;
+}
+
+static int pieces_stop(void *arg, const struct snfs_piece *v, size_t n)
+{
+	(void)arg, (void)v, (void)n;
+	return -ECANCELED;
+}
+
 static void test_live(const char *url, const char *dir)
 {
 	struct snfs_ctx *c;
@@ -285,6 +320,23 @@ static void test_live(const char *url, const char *dir)
 	      "live: read_segments covers the file in order, data intact");
 	printf("# read_segments saw %s\n",
 	       hole_seen ? "hole segments" : "data only (no READ_PLUS)");
+	struct pieces_check pc = {.want = (const uint8_t *)big,
+	                          .len = 2u << 20};
+	ssize_t pn = snfs_read_pieces(f, 0, 2u << 20, pieces_cb, &pc, &eof);
+	CHECK(pn == (2 << 20) && pc.ok && pc.pos == (2u << 20) && pc.calls > 1,
+	      "live: read_pieces covers the file in order, data intact");
+	CHECK(snfs_read_pieces(f, 0, 2u << 20, pieces_stop, &pc, &eof) ==
+	          -ECANCELED,
+	      "live: read_pieces ends with the callback's error");
+	CHECK(snfs_read_pieces(
+	          f, (2u << 20) - 10, 100, pieces_cb,
+	          &(struct pieces_check){.want = (const uint8_t *)big,
+	                                 .len = 2u << 20,
+	                                 .pos = (2u << 20) - 10,
+	                                 .ok = true},
+	          &eof) == 10 &&
+	          eof,
+	      "live: read_pieces short at EOF");
 	if (v42) {
 		CHECK(snfs_seek_data(f, 0) == (1 << 20), "live: SEEK data");
 		int64_t h = snfs_seek_hole(f, 1u << 20);
