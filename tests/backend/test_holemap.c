@@ -394,6 +394,33 @@ static void test_fiemap_batches(void)
 	      "FIEMAP: at most 3 calls for 512 extents");
 }
 
+/* A map longer than the always-kept 16,384 extents stays whole while
+ * the maps' budget allows: a second sequential pass asks nothing. */
+static void test_long_map_kept(void)
+{
+	static struct bk_extent e[300];
+	const uint64_t size = 80 << 20; /* 20,480 extents */
+	struct bk_handle h;
+	uint64_t before;
+	bool ok = true;
+	int n;
+
+	CHECK(make_shape("long", size, 4096, true, false, &h) == 0,
+	      "make mixed-4h 80 MiB");
+	settle();
+	for (int pass = 0; pass < 2; pass++) {
+		before = hole_map_lseeks();
+		for (uint64_t pos = 0; pos < size; pos += 1 << 20)
+			ok = ok &&
+			     ops->extents(ex, &root_cr, &h, pos, 1 << 20, e,
+			                  300, &n) == 0 &&
+			     n == 256;
+	}
+	CHECK(ok, "256 extents per MiB on both passes");
+	CHECK(hole_map_lseeks() == before,
+	      "second pass over 20,480 extents: no file system calls");
+}
+
 /* Unwritten (fallocated) space reads as zeros; lseek calls it data only
  * where the page cache holds written bytes. The map must agree with
  * lseek both before and after the writes reach the disk. */
@@ -447,6 +474,7 @@ int main(void)
 	test_big_hole();
 	test_shared();
 	test_fiemap_batches();
+	test_long_map_kept();
 	test_unwritten();
 	ops->export_close(ex);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
