@@ -54,8 +54,9 @@ struct nfs4_range {
 struct nfs4_file;
 
 struct nfs4_stid {
-	struct nfs4_stid *next;  /* all stateids */
-	struct nfs4_stid *fnext; /* on its file */
+	struct nfs4_stid *next, *prev; /* all stateids */
+	struct nfs4_stid *hnext;       /* in its stid_hash bucket */
+	struct nfs4_stid *fnext;       /* on its file */
 	uint64_t id;
 	uint32_t seqid;
 	bool lock;
@@ -68,7 +69,8 @@ struct nfs4_stid {
 };
 
 struct nfs4_file {
-	struct nfs4_file *next;
+	struct nfs4_file *next, *prev; /* all files with state */
+	struct nfs4_file *hnext;       /* in its file_hash bucket */
 	uint32_t fsid;
 	struct bk_handle bh;
 	struct nfs4_stid *stids;
@@ -93,6 +95,8 @@ struct nfs4_client {
 	struct nfs4_owner *owners;
 };
 
+#define NFS4_HASH 4096 /* buckets of the stateid and file tables */
+
 struct nfs4_server {
 	pthread_mutex_t lock;
 	struct snfsd *srv;
@@ -102,6 +106,10 @@ struct nfs4_server {
 	struct nfs4_client *clients;
 	struct nfs4_file *files;
 	struct nfs4_stid *stids;
+	/* Every READ, WRITE and NFSv3 access looks a stateid or a file up:
+	 * hashed, not a walk of every open file of every client. */
+	struct nfs4_stid *stid_hash[NFS4_HASH];
+	struct nfs4_file *file_hash[NFS4_HASH];
 	time_t last_sweep;
 	/* Grace (RFC 8881 8.4.2): owners of the clients confirmed by the
 	 * previous instance; they may reclaim until grace_end. */

@@ -122,34 +122,66 @@ static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
 
 /* ---- files and stateids ---- */
 
+static uint32_t file_bucket(uint32_t fsid, const struct bk_handle *bh)
+{
+	uint32_t h = 2166136261u ^ fsid;
+
+	for (size_t i = 0; i < bh->len; i++)
+		h = (h ^ bh->data[i]) * 16777619u;
+	return h & (NFS4_HASH - 1);
+}
+
+static struct nfs4_file *file_find(struct nfs4_server *st, uint32_t fsid,
+                                   const struct bk_handle *bh)
+{
+	struct nfs4_file *f = st->file_hash[file_bucket(fsid, bh)];
+
+	for (; f; f = f->hnext)
+		if (f->fsid == fsid && f->bh.len == bh->len &&
+		    !memcmp(f->bh.data, bh->data, bh->len))
+			return f;
+	return NULL;
+}
+
 static struct nfs4_file *file_get(struct nfs4_server *st,
                                   const struct nfs4_fh *fh, bool create)
 {
-	struct nfs4_file *f;
+	struct nfs4_file *f = file_find(st, fh->ex->fsid, &fh->bh);
+	uint32_t b;
 
-	for (f = st->files; f; f = f->next)
-		if (f->fsid == fh->ex->fsid && f->bh.len == fh->bh.len &&
-		    !memcmp(f->bh.data, fh->bh.data, fh->bh.len))
-			return f;
-	if (!create)
-		return NULL;
+	if (f || !create)
+		return f;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
 	f->fsid = fh->ex->fsid;
 	f->bh = fh->bh;
 	f->next = st->files;
+	if (st->files)
+		st->files->prev = f;
 	st->files = f;
+	b = file_bucket(f->fsid, &f->bh);
+	f->hnext = st->file_hash[b];
+	st->file_hash[b] = f;
 	return f;
 }
 
 static void file_put(struct nfs4_server *st, struct nfs4_file *f)
 {
+	struct nfs4_file **pp;
+
 	if (f->stids)
 		return;
-	for (struct nfs4_file **pp = &st->files; *pp; pp = &(*pp)->next)
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		st->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	for (pp = &st->file_hash[file_bucket(f->fsid, &f->bh)]; *pp;
+	     pp = &(*pp)->hnext)
 		if (*pp == f) {
-			*pp = f->next;
+			*pp = f->hnext;
 			break;
 		}
 	free(f);
@@ -180,7 +212,11 @@ static struct nfs4_stid *stid_new(struct nfs4_server *st,
 	s->cl = cl;
 	s->file = f;
 	s->next = st->stids;
+	if (st->stids)
+		st->stids->prev = s;
 	st->stids = s;
+	s->hnext = st->stid_hash[s->id & (NFS4_HASH - 1)];
+	st->stid_hash[s->id & (NFS4_HASH - 1)] = s;
 	s->fnext = f->stids;
 	f->stids = s;
 	return s;
@@ -199,9 +235,16 @@ static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 {
 	struct nfs4_file *f = s->file;
 
-	for (struct nfs4_stid **pp = &st->stids; *pp; pp = &(*pp)->next)
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		st->stids = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	for (struct nfs4_stid **pp = &st->stid_hash[s->id & (NFS4_HASH - 1)];
+	     *pp; pp = &(*pp)->hnext)
 		if (*pp == s) {
-			*pp = s->next;
+			*pp = s->hnext;
 			break;
 		}
 	for (struct nfs4_stid **pp = &f->stids; *pp; pp = &(*pp)->fnext)
@@ -274,7 +317,7 @@ static uint32_t stid_lookup(struct nfs4_compound *c,
 		return c->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	for (int i = 0; i < 8; i++)
 		id = id << 8 | sid->other[4 + i];
-	for (s = c->st->stids; s; s = s->next)
+	for (s = c->st->stid_hash[id & (NFS4_HASH - 1)]; s; s = s->hnext)
 		if (s->id == id)
 			break;
 	if (!s)
@@ -368,14 +411,10 @@ int nfs4_share_check(struct snfsd *s, const struct export *ex,
 	if (!st)
 		return 0;
 	pthread_mutex_lock(&st->lock);
-	for (struct nfs4_file *f = st->files; f && !rc; f = f->next) {
-		if (f->fsid != ex->fsid || f->bh.len != bh->len ||
-		    memcmp(f->bh.data, bh->data, bh->len))
-			continue;
-		for (struct nfs4_stid *o = f->stids; o; o = o->fnext)
-			if (!o->lock && (o->deny & mode))
-				rc = -EACCES;
-	}
+	struct nfs4_file *f = file_find(st, ex->fsid, bh);
+	for (struct nfs4_stid *o = f ? f->stids : NULL; o; o = o->fnext)
+		if (!o->lock && (o->deny & mode))
+			rc = -EACCES;
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }

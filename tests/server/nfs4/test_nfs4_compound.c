@@ -768,6 +768,65 @@ static void test_state40(void)
 
 /* ---- 4.1 sessions ---- */
 
+/* CLOSE name's open (4.0). */
+static uint32_t close40(const char *name, uint32_t seqid,
+                        const struct nfs4_stateid *sid)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_CLOSE);
+	xdr_put_u32(&b.x, seqid);
+	nfs4_put_stateid(&b.x, sid);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
+/* More opens than the stateid and file tables have buckets: every
+ * stateid is found, closed ones are not, and what stays open still
+ * works after its bucket neighbours went. */
+#define MANY 4500
+static void test_many_opens(void)
+{
+	static struct nfs4_stateid sid[MANY];
+	struct client40 cl;
+	struct reply rep = {0};
+	char name[32], buf[16];
+	bool ok = true;
+
+	CHECK(setclientid(&cl, "client-many") == NFS4_OK, "many: SETCLIENTID");
+	for (int i = 0; i < MANY && ok; i++) {
+		snprintf(name, sizeof(name), "many-%d", i);
+		ok =
+		    open40(&cl, name, 3, 0, &sid[i], &rep, cl.seqid) == NFS4_OK;
+		rep_free(&rep);
+	}
+	CHECK(ok, "many: 4500 opens");
+	for (int i = 0; i < MANY && ok; i += 2) {
+		snprintf(name, sizeof(name), "many-%d", i);
+		ok = close40(name, cl.seqid++, &sid[i]) == NFS4_OK;
+	}
+	CHECK(ok, "many: every other one closed");
+	for (int i = 0; i < MANY && ok; i++) {
+		snprintf(name, sizeof(name), "many-%d", i);
+		uint32_t st = io40(name, true, &sid[i], "zz", NULL, 0);
+		ok = i % 2 ? st == NFS4_OK
+		           : st == NFS4ERR_BAD_STATEID ||
+		                 st == NFS4ERR_OLD_STATEID;
+	}
+	CHECK(ok, "many: open stateids work, closed ones are refused");
+	snprintf(name, sizeof(name), "many-%d", MANY - 1);
+	CHECK(io40(name, false, &sid[MANY - 1], NULL, buf, sizeof(buf)) ==
+	              NFS4_OK &&
+	          !strcmp(buf, "zz"),
+	      "many: the last one reads back");
+}
+
 static uint8_t sessionid[16];
 static uint32_t slot_seq;
 
@@ -1203,6 +1262,7 @@ int main(void)
 	test_header();
 	test_pseudofs();
 	test_state40();
+	test_many_opens();
 	test_sessions();
 	test_truncation_and_mutation();
 	test_random_compounds();
