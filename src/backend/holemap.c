@@ -42,6 +42,7 @@
 #define MAP_BUDGET (1u << 20)
 #define RECENT_NS 20000000 /* ctime this close to now: not cached (20 ms) */
 #define FIEMAP_BATCH 256   /* extents asked per FIEMAP call */
+#define JUMP_FILL (64ull << 20) /* a gap ahead mapped, not skipped */
 
 struct map_entry {
 	pthread_mutex_t lock; /* the fields below */
@@ -389,6 +390,16 @@ static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
 	int k = 0, rc;
 
 	entry_trim(e, off);
+	/* Calls of one sequential reader run on several threads and come
+	 * slightly out of order: a short gap ahead is mapped, keeping the
+	 * window (starting over there made the next call, behind it, start
+	 * over again: the map was found afresh on every pass). */
+	while (e->n && off > window_end(e) &&
+	       off - window_end(e) <= JUMP_FILL) {
+		rc = entry_extend(e, fd, window_end(e));
+		if (rc)
+			return rc;
+	}
 	if (e->n && (off < e->ext[0].off || off > window_end(e)))
 		entry_set_n(e, 0); /* a jump: a new window at off */
 	if (e->n == 0) {

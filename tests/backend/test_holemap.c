@@ -419,6 +419,24 @@ static void test_long_map_kept(void)
 	CHECK(ok, "256 extents per MiB on both passes");
 	CHECK(hole_map_lseeks() == before,
 	      "second pass over 20,480 extents: no file system calls");
+
+	/* One reader's calls, out of order across threads: a call 8 MiB
+	 * ahead maps the gap, so the calls behind it find the map. */
+	hole_map_invalidate(ex->holes, &h);
+	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, e, 300, &n) == 0 &&
+	          ops->extents(ex, &root_cr, &h, 8 << 20, 1 << 20, e, 300,
+	                       &n) == 0 &&
+	          n == 256 && e[0].off == 8 << 20,
+	      "a call 8 MiB ahead of the map");
+	before = hole_map_lseeks();
+	ok = true;
+	for (uint64_t pos = 1 << 20; pos < 8 << 20; pos += 1 << 20)
+		ok = ok &&
+		     ops->extents(ex, &root_cr, &h, pos, 1 << 20, e, 300, &n) ==
+		         0 &&
+		     n == 256 && e[0].off == pos;
+	CHECK(ok && hole_map_lseeks() == before,
+	      "the calls behind it: answered from the map, no calls");
 }
 
 /* Unwritten (fallocated) space reads as zeros; lseek calls it data only
