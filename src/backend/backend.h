@@ -44,7 +44,7 @@ struct bk_attr {
 	uint64_t size;
 	uint64_t used; /* bytes allocated */
 	uint32_t rdev_major, rdev_minor;
-	uint64_t fsid;	 /* the backend's file system id */
+	uint64_t fsid;   /* the backend's file system id */
 	uint64_t fileid; /* inode number */
 	struct timespec atime, mtime, ctime;
 	uint64_t change; /* changes whenever data or metadata change */
@@ -68,7 +68,7 @@ enum {
 	BK_SET_UID = 1 << 1,
 	BK_SET_GID = 1 << 2,
 	BK_SET_SIZE = 1 << 3,
-	BK_SET_ATIME = 1 << 4,	   /* to sa.atime */
+	BK_SET_ATIME = 1 << 4,     /* to sa.atime */
 	BK_SET_ATIME_NOW = 1 << 5, /* to the server's time */
 	BK_SET_MTIME = 1 << 6,
 	BK_SET_MTIME_NOW = 1 << 7,
@@ -95,7 +95,7 @@ enum bk_stable { BK_UNSTABLE = 0, BK_DATA_SYNC = 1, BK_FILE_SYNC = 2 };
 
 enum bk_create_mode {
 	BK_CREATE_UNCHECKED = 0, /* open if it exists */
-	BK_CREATE_GUARDED = 1,	 /* -EEXIST if it exists */
+	BK_CREATE_GUARDED = 1,   /* -EEXIST if it exists */
 	BK_CREATE_EXCLUSIVE = 2, /* idempotent with verf: see create() */
 };
 
@@ -137,13 +137,13 @@ struct bk_extent {
 };
 
 enum {
-	BK_CAP_HOLE_MAP = 1 << 0,	 /* seek_data/seek_hole are exact */
+	BK_CAP_HOLE_MAP = 1 << 0, /* seek_data/seek_hole are exact */
 	BK_CAP_ALLOCATE = 1 << 1,
 	BK_CAP_PUNCH = 1 << 2,
 	BK_CAP_COPY = 1 << 3,
 	BK_CAP_CLONE = 1 << 4,
 	BK_CAP_ORDERED_COOKIES = 1 << 5, /* cookies increase along a listing */
-	BK_CAP_DEVICES = 1 << 6,	 /* mknod of block/char devices */
+	BK_CAP_DEVICES = 1 << 6,         /* mknod of block/char devices */
 };
 
 struct bk_export; /* an opened export root, private to the backend */
@@ -159,95 +159,95 @@ struct bk_ops {
 	/* -ESTALE for a handle of a deleted object, -EBADF for one that does
 	 * not decode, -EXDEV for one not inside this export. */
 	int (*getattr)(struct bk_export *ex, const struct bk_handle *h,
-		       struct bk_attr *attr);
+	               struct bk_attr *attr);
 	int (*setattr)(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *h, const struct bk_setattr *sa,
-		       struct bk_attr *after);
+	               const struct bk_handle *h, const struct bk_setattr *sa,
+	               struct bk_attr *after);
 	/* name is one component: never "", never containing '/'. ".." of the
 	 * export root is the root itself; nothing outside is ever reached. */
 	int (*lookup)(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *dir, const char *name,
-		      struct bk_handle *out, struct bk_attr *attr);
+	              const struct bk_handle *dir, const char *name,
+	              struct bk_handle *out, struct bk_attr *attr);
 	/* Which of want (BK_ACCESS_*) the credentials allow. */
 	int (*access)(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *h, uint32_t want,
-		      uint32_t *granted);
+	              const struct bk_handle *h, uint32_t want,
+	              uint32_t *granted);
 	int (*readlink)(struct bk_export *ex, const struct bk_cred *cr,
-			const struct bk_handle *h, char *buf, size_t bufsz);
+	                const struct bk_handle *h, char *buf, size_t bufsz);
 	/* Returns bytes read (>= 0) or -errno; *eof set at end of file. */
 	ssize_t (*read)(struct bk_export *ex, const struct bk_cred *cr,
-			const struct bk_handle *h, void *buf, size_t count,
-			uint64_t off, bool *eof);
+	                const struct bk_handle *h, void *buf, size_t count,
+	                uint64_t off, bool *eof);
 	/* Optional: read the file from off on into the buffers in turn (a
 	 * READ_PLUS reply's data segments, with scratch for the small holes
 	 * between them): one call instead of one per segment. Returns bytes
 	 * read or -errno; *eof as for read. */
 	ssize_t (*readv)(struct bk_export *ex, const struct bk_cred *cr,
-			 const struct bk_handle *h, const struct iovec *iov,
-			 int iovcnt, uint64_t off, bool *eof);
+	                 const struct bk_handle *h, const struct iovec *iov,
+	                 int iovcnt, uint64_t off, bool *eof);
 	/* Returns bytes written or -errno. *committed says how stable the data
 	 * now is (at least as stable as asked). */
 	ssize_t (*write)(struct bk_export *ex, const struct bk_cred *cr,
-			 const struct bk_handle *h, const void *buf,
-			 size_t count, uint64_t off, enum bk_stable stable,
-			 enum bk_stable *committed);
+	                 const struct bk_handle *h, const void *buf,
+	                 size_t count, uint64_t off, enum bk_stable stable,
+	                 enum bk_stable *committed);
 	int (*commit)(struct bk_export *ex, const struct bk_handle *h,
-		      uint64_t off, uint64_t count);
+	              uint64_t off, uint64_t count);
 	/* Create a regular file. For BK_CREATE_EXCLUSIVE, verf is stored with
 	 * the file (e.g. in its atime/mtime as Linux nfsd does) and a retry
 	 * with the same verf succeeds; another verf gives -EEXIST. For
 	 * UNCHECKED and GUARDED, sa (may be NULL) holds initial attributes. */
 	int (*create)(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *dir, const char *name,
-		      enum bk_create_mode how, const struct bk_setattr *sa,
-		      const uint8_t verf[8], struct bk_handle *out,
-		      struct bk_attr *attr);
+	              const struct bk_handle *dir, const char *name,
+	              enum bk_create_mode how, const struct bk_setattr *sa,
+	              const uint8_t verf[8], struct bk_handle *out,
+	              struct bk_attr *attr);
 	int (*mkdir)(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *dir, const char *name,
-		     const struct bk_setattr *sa, struct bk_handle *out,
-		     struct bk_attr *attr);
+	             const struct bk_handle *dir, const char *name,
+	             const struct bk_setattr *sa, struct bk_handle *out,
+	             struct bk_attr *attr);
 	int (*symlink)(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *dir, const char *name,
-		       const char *target, const struct bk_setattr *sa,
-		       struct bk_handle *out, struct bk_attr *attr);
+	               const struct bk_handle *dir, const char *name,
+	               const char *target, const struct bk_setattr *sa,
+	               struct bk_handle *out, struct bk_attr *attr);
 	/* type is BK_FIFO, BK_SOCK, BK_BLK or BK_CHR (-EPERM for devices
 	 * unless BK_CAP_DEVICES). */
 	int (*mknod)(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *dir, const char *name,
-		     enum bk_ftype type, uint32_t major, uint32_t minor,
-		     const struct bk_setattr *sa, struct bk_handle *out,
-		     struct bk_attr *attr);
+	             const struct bk_handle *dir, const char *name,
+	             enum bk_ftype type, uint32_t major, uint32_t minor,
+	             const struct bk_setattr *sa, struct bk_handle *out,
+	             struct bk_attr *attr);
 	int (*remove)(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *dir, const char *name);
+	              const struct bk_handle *dir, const char *name);
 	int (*rmdir)(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *dir, const char *name);
+	             const struct bk_handle *dir, const char *name);
 	int (*rename)(struct bk_export *ex, const struct bk_cred *cr,
-		      const struct bk_handle *fromdir, const char *fromname,
-		      const struct bk_handle *todir, const char *toname);
+	              const struct bk_handle *fromdir, const char *fromname,
+	              const struct bk_handle *todir, const char *toname);
 	int (*link)(struct bk_export *ex, const struct bk_cred *cr,
-		    const struct bk_handle *h, const struct bk_handle *dir,
-		    const char *name);
+	            const struct bk_handle *h, const struct bk_handle *dir,
+	            const char *name);
 	/* List dir from cookie (0 = start). Cookies are the file system's own
 	 * directory offsets, stable for the life of an entry. Resuming at the
 	 * cookie where an earlier listing stopped costs the same as
 	 * continuing it (open streams are kept). *eof is set when the end was
 	 * reached. -EINVAL (BAD_COOKIE) when the cookie cannot be resumed. */
 	int (*readdir)(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *dir, uint64_t cookie,
-		       bk_dirent_fn fn, void *arg, bool *eof);
+	               const struct bk_handle *dir, uint64_t cookie,
+	               bk_dirent_fn fn, void *arg, bool *eof);
 	/* A value that changes whenever the directory changes (cookieverf). */
 	int (*dir_verifier)(struct bk_export *ex, const struct bk_handle *dir,
-			    uint64_t *verf);
+	                    uint64_t *verf);
 	int (*statfs)(struct bk_export *ex, const struct bk_handle *h,
-		      struct bk_statfs *st);
+	              struct bk_statfs *st);
 
 	/* Space and hole operations for NFSv4.2; NULL where unsupported. */
 	int (*seek)(struct bk_export *ex, const struct bk_handle *h,
-		    uint64_t off, bool data, uint64_t *found, bool *eof);
+	            uint64_t off, bool data, uint64_t *found, bool *eof);
 	int (*allocate)(struct bk_export *ex, const struct bk_cred *cr,
-			const struct bk_handle *h, uint64_t off, uint64_t len);
+	                const struct bk_handle *h, uint64_t off, uint64_t len);
 	int (*punch)(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *h, uint64_t off, uint64_t len);
+	             const struct bk_handle *h, uint64_t off, uint64_t len);
 
 	/* NFSv4.2 COPY and CLONE; NULL where unsupported. copy moves up to
 	 * count bytes inside the file system (copy_file_range, so reflink
@@ -255,13 +255,13 @@ struct bk_ops {
 	 * source's end) or -errno. clone shares the blocks of a range or
 	 * fails (-EOPNOTSUPP where the file system cannot). */
 	ssize_t (*copy)(struct bk_export *ex, const struct bk_cred *cr,
-			const struct bk_handle *src, uint64_t src_off,
-			const struct bk_handle *dst, uint64_t dst_off,
-			uint64_t count);
+	                const struct bk_handle *src, uint64_t src_off,
+	                const struct bk_handle *dst, uint64_t dst_off,
+	                uint64_t count);
 	int (*clone)(struct bk_export *ex, const struct bk_cred *cr,
-		     const struct bk_handle *src, uint64_t src_off,
-		     const struct bk_handle *dst, uint64_t dst_off,
-		     uint64_t count);
+	             const struct bk_handle *src, uint64_t src_off,
+	             const struct bk_handle *dst, uint64_t dst_off,
+	             uint64_t count);
 
 	/* The hole/data map for READ_PLUS and SEEK; NULL where there is none
 	 * (all data). Up to max extents covering [off, off + len) cut at
@@ -272,15 +272,15 @@ struct bk_ops {
 	 * O(file size) per call) and follow changes made through the
 	 * backend and beside it. The client must be allowed to read h. */
 	int (*extents)(struct bk_export *ex, const struct bk_cred *cr,
-		       const struct bk_handle *h, uint64_t off, uint64_t len,
-		       struct bk_extent *out, int max, int *n);
+	               const struct bk_handle *h, uint64_t off, uint64_t len,
+	               struct bk_extent *out, int max, int *n);
 
 	/* readdir that also gives each entry's handle and attributes where
 	 * it can (READDIRPLUS, NFSv4 READDIR): far cheaper than a lookup per
 	 * name. NULL where unsupported. */
 	int (*readdir_plus)(struct bk_export *ex, const struct bk_cred *cr,
-			    const struct bk_handle *dir, uint64_t cookie,
-			    bk_dirent_fn fn, void *arg, bool *eof);
+	                    const struct bk_handle *dir, uint64_t cookie,
+	                    bk_dirent_fn fn, void *arg, bool *eof);
 
 	/* Optional: read as read() does and fill *after with the file's
 	 * attributes taken after the read (NFSv3 READ's post-op attributes),
@@ -288,9 +288,15 @@ struct bk_ops {
 	 * read()'s: -EISDIR or -EINVAL for what is not a regular file. NULL
 	 * where unsupported. */
 	ssize_t (*read_attr)(struct bk_export *ex, const struct bk_cred *cr,
-			     const struct bk_handle *h, void *buf,
-			     size_t count, uint64_t off, bool *eof,
-			     struct bk_attr *after);
+	                     const struct bk_handle *h, void *buf, size_t count,
+	                     uint64_t off, bool *eof, struct bk_attr *after);
+
+	/* Optional: getattr of a regular file through the fd its I/O uses
+	 * (READ_PLUS needs the size before reading), instead of an open by
+	 * handle per call. -EISDIR or -EINVAL for what is not a regular
+	 * file. NULL where unsupported. */
+	int (*io_getattr)(struct bk_export *ex, const struct bk_handle *h,
+	                  struct bk_attr *out);
 };
 
 extern const struct bk_ops bk_posix_ops;

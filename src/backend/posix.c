@@ -664,6 +664,20 @@ static ssize_t px_read_attr(struct bk_export *ex, const struct bk_cred *cr,
 	return read_iov(ex, cr, h, &iov, 1, off, eof, after);
 }
 
+static int px_io_getattr(struct bk_export *ex, const struct bk_handle *h,
+                         struct bk_attr *out)
+{
+	struct fd_ref ref;
+	struct stat st;
+	int rc = fd_cache_get(ex, h, false, &ref, &st);
+
+	if (rc != 0)
+		return rc;
+	posix_fill_attr(ex, &st, out);
+	fd_cache_put(ex->fds, &ref);
+	return 0;
+}
+
 /* One write, synced as asked. RWF_DSYNC/RWF_SYNC make the data (and for
  * FILE_SYNC all metadata) stable before returning; kernels without them
  * get an explicit fdatasync/fsync. */
@@ -887,6 +901,7 @@ const struct bk_ops bk_posix_ops = {
     .read = px_read,
     .readv = px_readv,
     .read_attr = px_read_attr,
+    .io_getattr = px_io_getattr,
     .write = px_write,
     .commit = px_commit,
     .create = posix_create,

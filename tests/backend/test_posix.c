@@ -386,6 +386,10 @@ static void test_mknod(const struct bk_handle *root)
 	      "mknod fifo");
 	CHECK(ops->read(ex, &root_cr, &h, &b, 1, 0, &eof) == -EINVAL,
 	      "read of a fifo is EINVAL (and does not block)");
+	CHECK(ops->io_getattr(ex, &h, &a) == -EINVAL,
+	      "io_getattr of a fifo is EINVAL (and does not block)");
+	CHECK(ops->io_getattr(ex, root, &a) == -EISDIR,
+	      "io_getattr of a directory is EISDIR");
 	CHECK(ops->mknod(ex, &root_cr, root, "sock", BK_SOCK, 0, 0, NULL, &h,
 	                 &a) == 0 &&
 	          a.type == BK_SOCK,
@@ -525,6 +529,14 @@ static void test_read_grants(const struct bk_handle *root)
 	          ops->write(ex, &root_cr, &h, "abc", 3, 0, BK_FILE_SYNC,
 	                     &com) == 3,
 	      "grants: root's 0644 file");
+	{
+		struct bk_attr g, io;
+		CHECK(ops->getattr(ex, &h, &g) == 0 &&
+		          ops->io_getattr(ex, &h, &io) == 0 && io.size == 3 &&
+		          io.fileid == g.fileid && io.type == BK_REG &&
+		          io.mode == g.mode,
+		      "io_getattr of a file: as getattr says");
+	}
 	sleep(3); /* let its ctime settle, so a grant is remembered */
 	CHECK(ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3 &&
 	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) == 3,
