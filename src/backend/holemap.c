@@ -9,8 +9,9 @@
  * callers read, so a sequential read costs O(extents in the range / batch)
  * calls in all, and an all-hole file costs one call for the whole file.
  * Unwritten (preallocated) extents read as zeros but count as data only
- * where the page cache holds data, which only lseek can tell: FIEMAP stops
- * at them and lseek maps them.
+ * where the page cache holds data, and delayed allocations (xfs reserves
+ * them past what was written, across holes) likewise: only lseek can
+ * tell, so FIEMAP stops at them and lseek maps them.
  *
  * A map is dropped when snfsd changes the file (hole_map_invalidate from
  * WRITE, SETATTR size, ALLOCATE, DEALLOCATE, COPY, CLONE, REMOVE) and is
@@ -286,7 +287,8 @@ static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 /* Append what one FIEMAP call tells from pos on. Returns 1 when FIEMAP
  * cannot say (unsupported, or an unwritten extent right at pos): the
  * caller asks lseek. */
-static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos)
+static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
+                               uint64_t *lseek_to)
 {
 	struct {
 		struct fiemap fm;
@@ -315,9 +317,11 @@ static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos)
 			t = size;
 		if (t <= s)
 			continue;
-		if (x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+		if (x->fe_flags &
+		    (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC)) {
 			/* the hole before it is known; lseek maps it */
 			rc = entry_add(e, at, s, true);
+			*lseek_to = t;
 			return rc ? rc : (s == pos ? 1 : 0);
 		}
 		rc = entry_add(e, at, s, true);
@@ -340,15 +344,21 @@ static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos)
 /* Append at least one extent at pos, the window's end. 0 or -errno. */
 static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
 {
-	if (!e->no_fiemap) {
-		int rc = entry_extend_fiemap(e, fd, pos);
+	uint64_t to = 0;
+	int rc;
 
-		if (rc <= 0 && (e->n && window_end(e) > pos))
-			return rc;
+	if (!e->no_fiemap) {
+		rc = entry_extend_fiemap(e, fd, pos, &to);
 		if (rc < 0)
 			return rc;
+		if (rc == 0 && e->n && window_end(e) > pos)
+			return 0;
 	}
-	return entry_extend_lseek(e, fd, pos);
+	/* One lseek step, or as many as the extent FIEMAP left to us. */
+	do
+		rc = entry_extend_lseek(e, fd, e->n ? window_end(e) : pos);
+	while (rc == 0 && window_end(e) < to && window_end(e) < e->size);
+	return rc;
 }
 
 /* Index of the extent holding off (off inside the window). */

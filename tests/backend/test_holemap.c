@@ -469,6 +469,20 @@ static void test_unwritten(void)
 	CHECK(map_matches("unwritten", &h, 2 << 20, 1 << 20),
 	      "unwritten extent, write on disk: as lseek says");
 	close(fd);
+
+	/* Fresh writes not yet allocated (delayed allocation). */
+	path_of(path, sizeof(path), "fresh");
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	for (int i = 0; i < 256 && fd >= 0; i++)
+		if (pwrite(fd, blk, sizeof(blk), (off_t)i * 8192) != 4096)
+			break;
+	CHECK(fd >= 0 && ftruncate(fd, 2 << 20) == 0 &&
+	          ops->lookup(ex, &root_cr, &root, "fresh", &h, &a) == 0,
+	      "a fresh 4 KiB-alternating file, not synced");
+	settle();
+	CHECK(map_matches("fresh", &h, 2 << 20, 1 << 20),
+	      "delayed allocations: as lseek says");
+	close(fd);
 }
 
 int main(void)
