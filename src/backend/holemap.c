@@ -284,32 +284,17 @@ static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 	return entry_add(e, d, h, false);
 }
 
-/* Append what one FIEMAP call tells from pos on. Returns 1 when FIEMAP
- * cannot say (unsupported, or an unwritten extent right at pos): the
- * caller asks lseek. */
-static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
-                               uint64_t *lseek_to)
+/* Append what a FIEMAP answer from pos on tells. Returns 1 when it cannot
+ * say (an unwritten or delayed extent right at pos, whose end goes to
+ * *lseek_to): the caller asks lseek. */
+static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
+                      uint64_t pos, uint64_t *lseek_to)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[FIEMAP_BATCH];
-	} q;
 	uint64_t size = e->size, at = pos;
-	uint32_t i;
 	int rc;
 
-	memset(&q.fm, 0, sizeof(q.fm));
-	q.fm.fm_start = pos;
-	q.fm.fm_length = size - pos;
-	q.fm.fm_extent_count = FIEMAP_BATCH;
-	atomic_fetch_add(&lseek_count, 1);
-	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
-		if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EINVAL)
-			e->no_fiemap = true;
-		return 1;
-	}
-	for (i = 0; i < q.fm.fm_mapped_extents && at < size; i++) {
-		const struct fiemap_extent *x = &q.fe[i];
+	for (uint32_t i = 0; i < fm->fm_mapped_extents && at < size; i++) {
+		const struct fiemap_extent *x = &fm->fm_extents[i];
 		uint64_t s = x->fe_logical < at ? at : x->fe_logical;
 		uint64_t t = x->fe_logical + x->fe_length;
 
@@ -334,10 +319,34 @@ static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
 			break;
 	}
 	/* A full batch describes the file only up to its last extent. */
-	if (q.fm.fm_mapped_extents < FIEMAP_BATCH || at == pos)
-		rc = entry_add(e, at, size, true);
-	else
-		rc = 0;
+	if (fm->fm_mapped_extents < FIEMAP_BATCH || at == pos)
+		return entry_add(e, at, size, true);
+	return 0;
+}
+
+/* One FIEMAP call from pos on. 1 when FIEMAP cannot say (unsupported, or
+ * see fiemap_add): the caller asks lseek. */
+static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
+                               uint64_t *lseek_to)
+{
+	struct fiemap *fm =
+	    calloc(1, sizeof(*fm) + FIEMAP_BATCH * sizeof(fm->fm_extents[0]));
+	int rc;
+
+	if (fm == NULL)
+		return -ENOMEM;
+	fm->fm_start = pos;
+	fm->fm_length = e->size - pos;
+	fm->fm_extent_count = FIEMAP_BATCH;
+	atomic_fetch_add(&lseek_count, 1);
+	if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+		if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EINVAL)
+			e->no_fiemap = true;
+		rc = 1;
+	} else {
+		rc = fiemap_add(e, fm, pos, lseek_to);
+	}
+	free(fm);
 	return rc;
 }
 
