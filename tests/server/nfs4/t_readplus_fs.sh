@@ -1,0 +1,97 @@
+#!/bin/bash
+# READ_PLUS through snfsd on xfs, btrfs and ext4 loop images: the hole maps
+# come from FIEMAP there (src/backend/holemap.c), with unwritten and
+# delayed extents left to lseek. For every seed shape, for a file with
+# fallocated space and writes still in the page cache, and for a tiny
+# (inline on btrfs) file: READ_PLUS (nfs42probe, 1 MiB calls) sends as
+# data exactly the bytes the local SEEK_DATA/SEEK_HOLE map calls data,
+# and the rest as holes, with the right content; SEEK over NFSv4.2
+# (`snfs holes`) gives the local map; `snfs cat` and `snfs cp` give the
+# same bytes. The local map is taken first: reading a file can turn
+# unwritten space into data for lseek.
+ROOT=${ROOT:-$(cd "$(dirname "$0")/../../.." && pwd)}
+. "$ROOT/tests/lib.sh"
+SNFS=${SNFS:-$ROOT/build/asan/snfs}
+scratch
+MNTS=()
+cleanup_fs() {
+	snfsd_stop
+	for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done
+	rm -rf "$T_DIR"
+}
+trap cleanup_fs EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	ok "skipped: needs root for loop mounts"
+	exit 0
+fi
+cc -O2 -o "$T_DIR/mkfiles" "$PEERS/mkfiles.c" || { notok "build mkfiles"; exit 1; }
+
+# A file system image with the seed files (16 MiB each) and two more.
+make_fs() { # fs mnt
+	local fs=$1 mnt=$2 img=$T_DIR/$1.img
+	truncate -s 600M "$img"
+	case $fs in
+	xfs) mkfs.xfs -q -f "$img" ;;
+	btrfs) mkfs.btrfs -q -f "$img" >/dev/null ;;
+	ext4) mkfs.ext4 -q -F "$img" ;;
+	esac || return 1
+	mkdir -p "$mnt" && mount -o loop "$img" "$mnt" || return 1
+	MNTS+=("$mnt")
+	"$T_DIR/mkfiles" seed "$mnt" 16 >/dev/null 2>&1 || return 1
+	python3 - "$mnt" <<'PY'
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + '/falloc', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 4096, 0)
+os.posix_fallocate(fd, 65536, 4 << 20)
+os.pwrite(fd, b'B' * 8192, 1 << 20)
+os.ftruncate(fd, 8 << 20)
+os.fsync(fd)
+os.pwrite(fd, b'C' * 4096, 2 << 20)  # inside the unwritten extent, unsynced
+os.pwrite(fd, b'D' * 4096, 6 << 20)  # in a hole, unsynced
+os.close(fd)
+fd = os.open(d + '/small', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'a few bytes of data', 0)
+os.close(fd)
+PY
+}
+
+holemap() { "$SNFS" holes "$1" 2>&1 | grep -v '^size'; }
+
+for fs in xfs btrfs ext4; do
+	command -v "mkfs.$fs" >/dev/null || {
+		ok "$fs: skipped, no mkfs.$fs"
+		continue
+	}
+	mnt=$T_DIR/mnt-$fs
+	if ! make_fs "$fs" "$mnt"; then
+		notok "$fs: make the image and the files"
+		continue
+	fi
+	port=$(free_port)
+	snfsd_start "$port" --no-portmap -e "$mnt:rw,insecure,no_root_squash" ||
+		{ notok "$fs: start snfsd"; continue; }
+	u="nfs://127.0.0.1:$port$mnt"
+	for p in "$mnt"/*; do
+		[ -f "$p" ] || continue
+		f=$(basename "$p")
+		local_map=$(holemap "$p")
+		want=$(echo "$local_map" | awk '$1 == "data" {d += $3} END {print d + 0}')
+		check_eq "$fs $f: SEEK map over NFS = local SEEK map" "$local_map" \
+			"$(holemap "$u/$f?version=4.2")"
+		got=$(cd "$mnt" && timeout 120 python3 "$PEERS/nfs42probe.py" 127.0.0.1 "$port" "$mnt" \
+			readplus "$f" 1048576 2 2>&1 | grep '^READ_PLUS')
+		check_eq "$fs $f: READ_PLUS data bytes = local map's, content verified" \
+			"data $want B, content verified" \
+			"$(echo "$got" | grep -o 'data [0-9]* B'), $(echo "$got" | grep -o 'content verified')"
+		check_eq "$fs $f: cat" "$(sha256sum <"$p" | cut -c1-64)" \
+			"$("$SNFS" cat "$u/$f?version=4.2" | sha256sum | cut -c1-64)"
+	done
+	"$SNFS" cp -q "$u/falloc?version=4.2" "$T_DIR/falloc-$fs"
+	check "$fs falloc: cp from NFS, same bytes" cmp -s "$T_DIR/falloc-$fs" "$mnt/falloc"
+	snfsd_stop
+	check_no_sanitizer_reports "$fs"
+	umount "$mnt"
+done
+exit 0
