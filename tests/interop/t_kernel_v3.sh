@@ -61,8 +61,8 @@ t0=$(date +%s)
 # CREATE and a REMOVE, one after another (the client holds the directory
 # lock), 25-35 ms in all in the CPU-emulated guest: the 10000 files of
 # the acceptance take 5-7 minutes; KERNEL_NFILES=2000 for a quick run.
-"$KVM" --timeout 1200 -- FILEOPS_NFILES="${KERNEL_NFILES:-10000}" \
-	bash "$HERE/kernel_v3_guest.sh" 10.0.2.2 "$EXP" >"$OUT" 2>"$T_DIR/guest.err"
+kvm_run "$OUT" "$T_DIR/guest.err" --timeout 1200 -- FILEOPS_NFILES="${KERNEL_NFILES:-10000}" \
+	bash "$HERE/kernel_v3_guest.sh" 10.0.2.2 "$EXP"
 rc=$?
 echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
 check_eq "guest exit status" 0 "$rc"

@@ -29,7 +29,7 @@ fi
 
 cd "$ROOT" || exit 1
 t0=$(date +%s)
-"$KVM" --timeout 900 -- bash "$HERE/kernel_v4_guest.sh" 10.0.2.2 "$PORT" "$EXP" >"$OUT" 2>"$T_DIR/guest.err"
+kvm_run "$OUT" "$T_DIR/guest.err" --timeout 900 -- bash "$HERE/kernel_v4_guest.sh" 10.0.2.2 "$PORT" "$EXP"
 rc=$?
 echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
 mkdir -p "$ROOT/build/test-logs"
