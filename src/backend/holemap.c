@@ -284,9 +284,9 @@ static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 	return entry_add(e, d, h, false);
 }
 
-/* Append what a FIEMAP answer from pos on tells. Returns 1 when it cannot
- * say (an unwritten or delayed extent right at pos, whose end goes to
- * *lseek_to): the caller asks lseek. */
+/* Append what a FIEMAP answer from pos on tells, up to the first
+ * unwritten or delayed extent, whose end then goes to *lseek_to: lseek
+ * maps that one. Returns 0 or -errno. */
 static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
                       uint64_t pos, uint64_t *lseek_to)
 {
@@ -305,9 +305,8 @@ static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
 		if (x->fe_flags &
 		    (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC)) {
 			/* the hole before it is known; lseek maps it */
-			rc = entry_add(e, at, s, true);
 			*lseek_to = t;
-			return rc ? rc : (s == pos ? 1 : 0);
+			return entry_add(e, at, s, true);
 		}
 		rc = entry_add(e, at, s, true);
 		if (rc == 0)
@@ -324,8 +323,8 @@ static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
 	return 0;
 }
 
-/* One FIEMAP call from pos on. 1 when FIEMAP cannot say (unsupported, or
- * see fiemap_add): the caller asks lseek. */
+/* One FIEMAP call from pos on (see fiemap_add). 1 when the call failed:
+ * the caller asks lseek. */
 static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
                                uint64_t *lseek_to)
 {
@@ -360,10 +359,10 @@ static int entry_extend(struct map_entry *e, int fd, uint64_t pos)
 		rc = entry_extend_fiemap(e, fd, pos, &to);
 		if (rc < 0)
 			return rc;
-		if (rc == 0 && e->n && window_end(e) > pos)
+		if (rc == 0 && to == 0)
 			return 0;
 	}
-	/* One lseek step, or as many as the extent FIEMAP left to us. */
+	/* One lseek step, or through the extent FIEMAP left to us. */
 	do
 		rc = entry_extend_lseek(e, fd, e->n ? window_end(e) : pos);
 	while (rc == 0 && window_end(e) < to && window_end(e) < e->size);

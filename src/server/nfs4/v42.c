@@ -23,6 +23,19 @@ enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
 #define BATCH_MAX 1024 /* pieces per readv (IOV_MAX) */
 
 /* A regular file on a writable or readable export, with its stateid. */
+/* The attributes of the current file: through the backend's cached I/O
+ * fd where it has one (an open by handle per READ_PLUS cost three system
+ * calls of about ten per reply); anything else, and any failure, by
+ * handle, which tells the errors apart. */
+static int io_getattr(const struct nfs4_fh *fh, struct bk_attr *a)
+{
+	const struct bk_ops *ops = fh->ex->ops;
+
+	if (ops->io_getattr && ops->io_getattr(fh->ex->bk, &fh->bh, a) == 0)
+		return 0;
+	return ops->getattr(fh->ex->bk, &fh->bh, a);
+}
+
 static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
                             int mode, struct bk_attr *a)
 {
@@ -33,7 +46,7 @@ static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
 		st = nfs4_need_write(c);
 	if (st)
 		return st;
-	rc = c->cfh.ex->ops->getattr(c->cfh.ex->bk, &c->cfh.bh, a);
+	rc = io_getattr(&c->cfh, a);
 	if (rc)
 		return nfs4_errno(rc);
 	if (a->type == BK_DIR)
@@ -44,29 +57,6 @@ static uint32_t io_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
 	if (!st)
 		st = nfs4_check_io_stateid(c, sid, mode);
 	return st;
-}
-
-/* io_prologue for READ_PLUS: the attributes through the backend's cached
- * I/O fd where it has one (an open by handle per call cost three system
- * calls of about ten per reply); any failure goes the long way, which
- * tells the errors apart as before. */
-static uint32_t read_prologue(struct nfs4_compound *c, struct nfs4_stateid *sid,
-                              struct bk_attr *a)
-{
-	const struct bk_ops *ops;
-	uint32_t st = nfs4_need_export(c);
-
-	if (st)
-		return st;
-	ops = c->cfh.ex->ops;
-	if (ops->io_getattr &&
-	    ops->io_getattr(c->cfh.ex->bk, &c->cfh.bh, a) == 0) {
-		st = nfs4_resolve_stateid(c, sid);
-		if (!st)
-			st = nfs4_check_io_stateid(c, sid, STID_READ);
-		return st;
-	}
-	return io_prologue(c, sid, STID_READ, a);
 }
 
 /* ---- READ_PLUS (RFC 7862 15.10) ----
@@ -449,7 +439,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u32(c->args, &count))
 		return NFS4ERR_BADXDR;
-	st = read_prologue(c, &sid, &a);
+	st = io_prologue(c, &sid, STID_READ, &a);
 	if (st)
 		return st;
 	r.room = nfs4_io_room(c, count, 64 + SEG_HDR);
