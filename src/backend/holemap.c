@@ -487,13 +487,7 @@ int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
 	rc = fd_cache_get(ex, h, false, &ref, &st);
 	if (rc != 0)
 		return rc;
-	if (cr->uid != st.st_uid) {
-		rc = cred_enter(cr);
-		if (rc == 0) {
-			rc = posix_io_permitted(ref.fd, &st, cr, R_OK);
-			cred_leave();
-		}
-	}
+	rc = posix_read_permitted(ref.fd, &st, cr);
 	if (rc == 0)
 		rc = hole_map_lookup(ex->holes, h, ref.fd, &st, off, len, out,
 		                     max, n);

@@ -569,8 +569,8 @@ static void read_grant_keep(const struct stat *st, const struct bk_cred *cr)
 
 /* May cr read the file open as fd (fresh stat st)? The owner always may
  * (posix_io_permitted); others as the kernel says, or said before. */
-static int read_permitted(int fd, const struct stat *st,
-                          const struct bk_cred *cr)
+int posix_read_permitted(int fd, const struct stat *st,
+                         const struct bk_cred *cr)
 {
 	int rc;
 
@@ -607,7 +607,7 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
 	rc = fd_cache_get(ex, h, false, &ref, &st);
 	if (rc != 0)
 		return rc;
-	rc = read_permitted(ref.fd, &st, cr);
+	rc = posix_read_permitted(ref.fd, &st, cr);
 	if (rc != 0) {
 		fd_cache_put(ex->fds, &ref);
 		return rc;

@@ -62,6 +62,10 @@ void posix_forget(struct bk_export *ex, const struct bk_handle *h);
  * owner override of NFS: the owner may always. */
 int posix_io_permitted(int fd, const struct stat *st, const struct bk_cred *cr,
                        int want);
+/* posix_io_permitted for reading, entering cr's credentials itself, with
+ * recent grants remembered per thread (no credential switch per call). */
+int posix_read_permitted(int fd, const struct stat *st,
+                         const struct bk_cred *cr);
 /* faccessat2 of fd itself (st and cr only for kernels without it). */
 int posix_access_fd(int fd, const struct stat *st, const struct bk_cred *cr,
                     int want);

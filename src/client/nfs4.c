@@ -682,13 +682,17 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 	struct io_call *q[SEG_INFLIGHT];
 	size_t head = 0, tail = 0;
 	uint64_t next = off, end = off + count, covered = off;
+	/* Past the size we believe the file has, calls go one at a time
+	 * until a full reply shows it grew: a small file costs one call,
+	 * not SEG_INFLIGHT that all answer eof. */
+	uint64_t ahead = pc_size(snfs_file_pc(f));
 	bool stop = false, unsupported = false;
 	int rc = 0;
 
 	*eof = false;
 	for (;;) {
 		while (rc == 0 && !stop && tail - head < SEG_INFLIGHT &&
-		       next < end) {
+		       next < end && (next < ahead || head == tail)) {
 			uint32_t n = end - next < c->rsize
 			                 ? (uint32_t)(end - next)
 			                 : c->rsize;
@@ -733,6 +737,9 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 			*eof = io->eof;
 			covered = io->off + io->got;
 			stop = io->got < io->count;
+			if (!stop && covered >= ahead)
+				ahead =
+				    covered + (uint64_t)SEG_INFLIGHT * c->rsize;
 		}
 		io_free(io);
 	}
@@ -1969,7 +1976,7 @@ static void read_limits(struct snfs_ctx *c)
 		struct nfs4_state *s = nfs4_st(c);
 		pthread_mutex_lock(&s->lock);
 		s->lease_s = fa.lease_time;
-		pthread_cond_broadcast(&s->cond);
+		pthread_cond_signal(&s->renew_cond); /* a shorter period */
 		pthread_mutex_unlock(&s->lock);
 	}
 }

@@ -31,7 +31,10 @@ struct nfs4_open {
 struct nfs4_state {
 	uint32_t minor;
 	pthread_mutex_t lock; /* everything below */
-	pthread_cond_t cond;  /* slots freed, renewal thread wake-ups */
+	pthread_cond_t cond;  /* slots freed, session changes */
+	/* the renewal thread's own: woken by every slot release, it would
+	 * run once per call */
+	pthread_cond_t renew_cond;
 
 	/* client and session */
 	uint8_t verifier[8];

@@ -779,7 +779,7 @@ static void *renew_main(void *arg)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000L;
 			}
-			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+			pthread_cond_timedwait(&s->renew_cond, &s->lock, &ts);
 			continue;
 		}
 		mono_now(&s->last_sent);
@@ -817,6 +817,7 @@ int nfs4_session_init(struct snfs_ctx *c)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
+	pthread_cond_init(&s->renew_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	s->opens.next = s->opens.prev = &s->opens;
 	s->minor = c->version == SNFS_V41 ? 1 : 2;
@@ -856,6 +857,7 @@ void nfs4_session_destroy(struct snfs_ctx *c)
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	pthread_cond_broadcast(&s->cond);
+	pthread_cond_signal(&s->renew_cond);
 	pthread_mutex_unlock(&s->lock);
 	if (s->renew_running)
 		pthread_join(s->renew, NULL);
@@ -879,6 +881,7 @@ void nfs4_session_destroy(struct snfs_ctx *c)
 		free(o);
 	}
 	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->renew_cond);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->recover_lock);
 	free(s);

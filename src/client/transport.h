@@ -2,10 +2,12 @@
  *
  * One connection per struct rpc_clnt, shared by every thread. Calls are
  * matched to replies by xid, so many may be outstanding at once: a caller
- * may start several calls and wait for them later (pipelining). A reader
- * thread owns the receive side; when the connection breaks it reconnects
- * (only while calls are waiting) and each waiting call is sent again with
- * its old xid, so a server's duplicate request cache can recognise it.
+ * may start several calls and wait for them later (pipelining). Replies
+ * are read by a waiting caller itself (one at a time, handing on those of
+ * others), so a reply costs no thread switch; a helper thread reconnects
+ * when the connection breaks (only while calls are waiting) and each
+ * waiting call is sent again with its old xid, so a server's duplicate
+ * request cache can recognise it.
  */
 #ifndef SNFS_CLIENT_TRANSPORT_H
 #define SNFS_CLIENT_TRANSPORT_H

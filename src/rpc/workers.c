@@ -12,7 +12,8 @@ struct worker_pool {
 	pthread_cond_t cond;
 	struct pool_job *head, *tail;
 	bool stopping;
-	int idle; /* threads waiting for a job */
+	int idle;  /* threads waiting for a job */
+	int woken; /* of those, signalled and not yet running */
 	int nthreads;
 	pthread_t threads[];
 };
@@ -27,6 +28,8 @@ static struct pool_job *pool_next(struct worker_pool *pool)
 		pool->idle++;
 		pthread_cond_wait(&pool->cond, &pool->lock);
 		pool->idle--;
+		if (pool->woken > 0)
+			pool->woken--;
 	}
 	job = pool->stopping ? NULL : pool->head;
 	if (job) {
@@ -71,10 +74,12 @@ struct worker_pool *pool_start(int nthreads)
 	return pool;
 }
 
-/* Queue a job. A waiting thread is woken only when there is one (a busy
- * thread looks at the queue before it waits), and after unlocking, so the woken
- * thread does not at once block on the lock still held here: each
- * needless wake-up is a pair of context switches per call. */
+/* Queue a job. A waiting thread is woken only when one waits that is not
+ * already on its way (a busy thread looks at the queue before it waits;
+ * a burst of calls read at once must not wake every thread for each),
+ * and after unlocking, so the woken thread does not at once block on the
+ * lock still held here: each needless wake-up is a pair of context
+ * switches per call. */
 void pool_submit(struct worker_pool *pool, struct pool_job *job)
 {
 	bool wake;
@@ -86,7 +91,9 @@ void pool_submit(struct worker_pool *pool, struct pool_job *job)
 	else
 		pool->head = job;
 	pool->tail = job;
-	wake = pool->idle > 0;
+	wake = pool->idle > pool->woken;
+	if (wake)
+		pool->woken++;
 	pthread_mutex_unlock(&pool->lock);
 	if (wake)
 		pthread_cond_signal(&pool->cond);

@@ -586,6 +586,8 @@ static int cat_one(const char *arg, uint8_t *buf)
 		if (!f.nf)
 			rc = write_all(STDOUT_FILENO, buf, (size_t)n);
 		off += (uint64_t)n;
+		if (f.nf && eof)
+			break; /* no call past the end to learn it again */
 	}
 	if (rc < 0)
 		err_msg("%s: %s", arg, why(rc));

@@ -226,6 +226,12 @@ static int pieces_cb(void *arg, const struct snfs_piece *v, size_t n)
 	return 0;
 }
 
+static int pieces_sum(void *arg, const struct snfs_piece *v, size_t n)
+{
+	(void)arg, (void)v, (void)n;
+	return 0;
+}
+
 static int pieces_stop(void *arg, const struct snfs_piece *v, size_t n)
 {
 	(void)arg, (void)v, (void)n;
@@ -284,6 +290,17 @@ static void test_live(const char *url, const char *dir)
 	CHECK(reads(&st) == 1 || (st.calls[SNFS_OP_READ] == 1 &&
 	                          st.calls[SNFS_OP_READ_PLUS] == 1),
 	      "live: an uncached range is one READ(_PLUS)");
+	/* A 16 MiB request of a 7 KiB file: one call, not one per rsize
+	 * of the request that all come back empty (regression). */
+	snfs_stats_reset(c);
+	bool small_eof = false;
+	ssize_t sn =
+	    snfs_read_pieces(f, 0, 16u << 20, pieces_sum, NULL, &small_eof);
+	snfs_stats(c, &st);
+	CHECK(sn == 5000 + (ssize_t)sizeof(buf) && small_eof &&
+	          (reads(&st) == 1 || (st.calls[SNFS_OP_READ] == 1 &&
+	                               st.calls[SNFS_OP_READ_PLUS] == 1)),
+	      "live: read_pieces of a small file is one call");
 	snfs_close(f);
 
 	/* a sparse file: 4 KiB of data at 1 MiB */
