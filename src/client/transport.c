@@ -9,6 +9,10 @@
  * more time in those than in anything else). The helper thread only
  * reconnects.
  *
+ * A sleeping caller is woken by its own condition variable (r->wake): for
+ * its reply, to take over reading, or when the connection changes. One
+ * shared one would wake all of sixteen threads for each reply.
+ *
  * Locking: c->lock guards the pending list, the connection state (fd,
  * gen, reading) and every request's fields. c->send_lock serialises
  * writers on the socket, so records never interleave; it is taken before
@@ -50,6 +54,7 @@ struct rpc_req {
 	struct xdr_out args;
 	uint64_t sent_gen; /* connection generation last sent on; 0: never */
 	bool done;
+	pthread_cond_t *wake; /* while its caller sleeps: signalled for it */
 	uint8_t *rbuf;
 	size_t rlen;
 	struct timespec deadline;
@@ -64,8 +69,6 @@ struct rpc_clnt {
 	size_t cred_len;
 
 	pthread_mutex_t lock;
-	pthread_cond_t cond;  /* replies arrived, connection state changed,
-	                         the reading caller stepped down */
 	pthread_cond_t rcond; /* wakes the helper to reconnect or exit */
 	pthread_mutex_t send_lock;
 	int fd;
@@ -351,6 +354,26 @@ static bool have_waiting(struct rpc_clnt *c)
 	return c->pending.next != &c->pending;
 }
 
+/* Wake every sleeping caller: the connection broke or came back. Called
+ * locked. */
+static void wake_all(struct rpc_clnt *c)
+{
+	for (struct rpc_req *r = c->pending.next; r != &c->pending; r = r->next)
+		if (r->wake)
+			pthread_cond_signal(r->wake);
+}
+
+/* Wake one sleeping caller whose reply has not come, to read in place of
+ * the caller that stops. Called locked. */
+static void wake_next_reader(struct rpc_clnt *c)
+{
+	for (struct rpc_req *r = c->pending.next; r != &c->pending; r = r->next)
+		if (r->wake && !r->done) {
+			pthread_cond_signal(r->wake);
+			return;
+		}
+}
+
 /* Hand a reply to its request; true when that is mine. Replies nobody
  * waits for (cancelled calls, strays) are dropped. */
 static bool deliver(struct rpc_clnt *c, uint8_t *buf, size_t len,
@@ -372,8 +395,8 @@ static bool deliver(struct rpc_clnt *c, uint8_t *buf, size_t len,
 		r->done = true;
 		buf = NULL;
 		got_mine = r == mine;
-		if (!got_mine)
-			pthread_cond_broadcast(&c->cond);
+		if (!got_mine && r->wake)
+			pthread_cond_signal(r->wake);
 	}
 	pthread_mutex_unlock(&c->lock);
 	rpc_buf_free(buf);
@@ -437,11 +460,12 @@ static int read_as_caller(struct rpc_clnt *c, struct rpc_req *mine)
 		c->fd = -1;
 		pthread_mutex_unlock(&c->send_lock);
 		pthread_cond_signal(&c->rcond);
+		wake_all(c);
 	} else {
 		pthread_mutex_lock(&c->lock);
 	}
 	c->reading = false;
-	pthread_cond_broadcast(&c->cond); /* another waiter may read now */
+	wake_next_reader(c);
 	return rc == 1 ? -ETIMEDOUT : 0;
 }
 
@@ -482,7 +506,7 @@ static void *reader_main(void *arg)
 		c->spos = c->slen = 0;
 		if (c->cfg.stats)
 			counter_add(&c->cfg.stats->reconnects, 1);
-		pthread_cond_broadcast(&c->cond);
+		wake_all(c);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
@@ -527,7 +551,6 @@ int rpc_clnt_open(const struct rpc_clnt_cfg *cfg, struct rpc_clnt **out)
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cond, &ca);
 	pthread_cond_init(&c->rcond, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&c->lock, NULL);
@@ -535,7 +558,6 @@ int rpc_clnt_open(const struct rpc_clnt_cfg *cfg, struct rpc_clnt **out)
 	rc = -pthread_create(&c->reader, NULL, reader_main, c);
 	if (rc < 0) {
 		close(c->fd);
-		pthread_cond_destroy(&c->cond);
 		pthread_cond_destroy(&c->rcond);
 		pthread_mutex_destroy(&c->lock);
 		pthread_mutex_destroy(&c->send_lock);
@@ -575,7 +597,6 @@ void rpc_clnt_close(struct rpc_clnt *c)
 		r->next->prev = r->prev;
 		req_free(r);
 	}
-	pthread_cond_destroy(&c->cond);
 	pthread_cond_destroy(&c->rcond);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->send_lock);
@@ -700,6 +721,7 @@ void rpc_call_cancel(struct rpc_clnt *c, struct rpc_req *r)
 
 int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep)
 {
+	pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
@@ -730,15 +752,18 @@ int rpc_call_wait(struct rpc_clnt *c, struct rpc_req *r, struct rpc_reply *rep)
 		}
 		if (c->fd < 0)
 			pthread_cond_signal(&c->rcond);
-		if (pthread_cond_timedwait(&c->cond, &c->lock, &r->deadline) ==
-		        ETIMEDOUT &&
-		    !r->done) {
+		r->wake = &wake;
+		int w = pthread_cond_clockwait(&wake, &c->lock, CLOCK_MONOTONIC,
+		                               &r->deadline);
+		r->wake = NULL;
+		if (w == ETIMEDOUT && !r->done) {
 			rc = c->last_err == -EPROTO ? -EPROTO : -ETIMEDOUT;
 			break;
 		}
 	}
 	unlink_req(r);
 	pthread_mutex_unlock(&c->lock);
+	pthread_cond_destroy(&wake);
 	if (rc == 0) {
 		rc = rpc_parse_reply(r->rbuf, r->rlen, r->xid, &rep->res);
 		if (rc == 0) {

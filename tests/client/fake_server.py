@@ -12,6 +12,10 @@ ONC RPC call badly, by MODE:
   huge       a record mark of 2 GiB, then junk
   frag       valid-looking replies split into 1-byte fragments with a
              garbage tail
+  silent     NFS calls (FSINFO aside) are never answered; the connection
+             stays open
+  stall      half a reply is sent, then nothing more; the connection stays
+             open
 Prints "listening" once ready.
 """
 import os
@@ -102,7 +106,12 @@ def answer(conn, call):
     if MODE == "huge":
         conn.sendall(struct.pack(">I", 0xFFFFFFFF) + rnd(100))
         return
+    if MODE == "silent" and prog == 100003 and proc != 19:
+        return
     reply = header(xid) + result(prog, proc)
+    if MODE == "stall" and prog == 100003 and proc != 19:
+        conn.sendall(struct.pack(">I", 0x80000000 | len(reply)) + reply[: len(reply) // 2])
+        return
     if MODE == "truncated" and prog == 100003 and proc != 19:
         if rint(0, 1):
             conn.sendall(record(reply[: rint(0, len(reply))]))
