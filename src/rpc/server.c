@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rpc/ev.h"
@@ -44,6 +45,7 @@
 #define ACCEPTS_PER_EVENT 64
 #define UDP_JOBS_PER_THREAD 64 /* queued UDP calls before dropping */
 #define REPLY_INITIAL 4096
+#define BACKLOG_CHECK_MS 1 /* queued calls untaken this long: wake more */
 
 /* What an epoll registration points at; first member of each source. */
 enum source_kind { SRC_WAKE, SRC_LISTEN_TCP, SRC_UDP, SRC_CONN };
@@ -105,6 +107,9 @@ struct rpc_server {
 	bool conns_full_logged;
 	uint8_t *rbuf;
 	struct worker_pool *pool;
+	struct pool_batch batch; /* TCP calls read in this loop pass */
+	int burst_wake;          /* threads woken for one batch at most */
+	uint64_t backlog_since;  /* ms: calls queued and untaken since */
 	atomic_bool stop;
 	atomic_int udp_jobs;
 	pthread_mutex_t notify_lock;
@@ -450,7 +455,7 @@ static int conn_dispatch(struct rpc_conn *c)
 	c->paused = conn_over_limits(c);
 	pthread_mutex_unlock(&c->lock);
 	conn_ref(c);
-	pool_submit(c->srv->pool, &job->job);
+	pool_batch_add(&c->srv->batch, &job->job);
 	return 0;
 }
 
@@ -795,6 +800,9 @@ static void loop_batch(struct rpc_server *srv, struct ev_fired *fired, int n)
 	}
 	if (woken)
 		notify_run(srv, true);
+	/* the calls read in this pass, queued at once: a client's burst of
+	 * pipelined calls wakes burst_wake threads, not one per call */
+	pool_submit_batch(srv->pool, &srv->batch, srv->burst_wake);
 }
 
 /* Close every connection and listener and stop the workers: running calls
@@ -815,6 +823,28 @@ static void server_shutdown(struct rpc_server *srv)
 	}
 }
 
+/* Calls queued since the last pass and still untaken after a timeout,
+ * or for a clock tick while other events keep the loop busy: the awake
+ * workers may be stuck in slow calls, so wake one more. */
+static void backlog_check(struct rpc_server *srv, bool backlog, bool timeout)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!backlog || !pool_backlog(srv->pool)) {
+		srv->backlog_since = 0;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (!srv->backlog_since)
+		srv->backlog_since = now;
+	if (timeout || now - srv->backlog_since >= BACKLOG_CHECK_MS) {
+		pool_kick(srv->pool);
+		srv->backlog_since = now;
+	}
+}
+
 /* See rpc.h. Starts the workers, loops until stopped, then closes all. */
 int rpc_server_run(struct rpc_server *srv)
 {
@@ -825,7 +855,12 @@ int rpc_server_run(struct rpc_server *srv)
 		return -ENOMEM;
 	while (!atomic_load(&srv->stop)) {
 		struct ev_fired *fired;
-		int n = ev_wait(srv->loop, -1, &fired);
+		/* calls left queued are looked at again after a while: the
+		 * threads woken for them may be stuck in slow calls */
+		bool backlog = pool_backlog(srv->pool);
+		int n =
+		    ev_wait(srv->loop, backlog ? BACKLOG_CHECK_MS : -1, &fired);
+		backlog_check(srv, backlog, n == 0);
 		if (n < 0) {
 			log_err("rpc: event loop: %s", strerror(-n));
 			rc = n;
@@ -896,6 +931,10 @@ struct rpc_server *rpc_server_new(struct rpc_service *svc,
 	                            ? srv->cfg.max_record
 	                            : RPC_DEFAULT_MAX_RECORD);
 	srv->wake_kind = SRC_WAKE;
+	/* a burst wakes as many threads as can run at once; more follow
+	 * through pool_kick when they block */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	srv->burst_wake = ncpu > 1 ? (int)ncpu : 1;
 	srv->wake_fd = -1;
 	pthread_mutex_init(&srv->notify_lock, NULL);
 	raise_fd_limit();

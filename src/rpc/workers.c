@@ -3,6 +3,7 @@
 #include "rpc/workers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "util/log.h"
@@ -14,6 +15,7 @@ struct worker_pool {
 	bool stopping;
 	int idle;  /* threads waiting for a job */
 	int woken; /* of those, signalled and not yet running */
+	atomic_int queued;
 	int nthreads;
 	pthread_t threads[];
 };
@@ -36,6 +38,7 @@ static struct pool_job *pool_next(struct worker_pool *pool)
 		pool->head = job->next;
 		if (!pool->head)
 			pool->tail = NULL;
+		atomic_fetch_sub(&pool->queued, 1);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return job;
@@ -74,6 +77,63 @@ struct worker_pool *pool_start(int nthreads)
 	return pool;
 }
 
+void pool_batch_add(struct pool_batch *b, struct pool_job *job)
+{
+	job->next = NULL;
+	if (b->tail)
+		b->tail->next = job;
+	else
+		b->head = job;
+	b->tail = job;
+	b->n++;
+}
+
+void pool_submit_batch(struct worker_pool *pool, struct pool_batch *b,
+                       int max_wake)
+{
+	int wake;
+
+	if (!b->n)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	if (pool->tail)
+		pool->tail->next = b->head;
+	else
+		pool->head = b->head;
+	pool->tail = b->tail;
+	atomic_fetch_add(&pool->queued, b->n);
+	wake = pool->idle - pool->woken;
+	if (wake > b->n)
+		wake = b->n;
+	if (wake > max_wake)
+		wake = max_wake;
+	if (wake < 0)
+		wake = 0;
+	pool->woken += wake;
+	pthread_mutex_unlock(&pool->lock);
+	for (int i = 0; i < wake; i++)
+		pthread_cond_signal(&pool->cond);
+	*b = (struct pool_batch){0};
+}
+
+bool pool_backlog(struct worker_pool *pool)
+{
+	return atomic_load(&pool->queued) > 0;
+}
+
+void pool_kick(struct worker_pool *pool)
+{
+	bool wake;
+
+	pthread_mutex_lock(&pool->lock);
+	wake = pool->head && pool->idle > pool->woken;
+	if (wake)
+		pool->woken++;
+	pthread_mutex_unlock(&pool->lock);
+	if (wake)
+		pthread_cond_signal(&pool->cond);
+}
+
 /* Queue a job. A waiting thread is woken only when one waits that is not
  * already on its way (a busy thread looks at the queue before it waits;
  * a burst of calls read at once must not wake every thread for each),
@@ -91,6 +151,7 @@ void pool_submit(struct worker_pool *pool, struct pool_job *job)
 	else
 		pool->head = job;
 	pool->tail = job;
+	atomic_fetch_add(&pool->queued, 1);
 	wake = pool->idle > pool->woken;
 	if (wake)
 		pool->woken++;

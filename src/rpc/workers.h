@@ -21,6 +21,25 @@ struct worker_pool;
 struct worker_pool *pool_start(int nthreads);
 /* Queue a job (FIFO). */
 void pool_submit(struct worker_pool *pool, struct pool_job *job);
+
+/* Jobs gathered to be queued together (pool_submit_batch). */
+struct pool_batch {
+	struct pool_job *head, *tail;
+	int n;
+};
+void pool_batch_add(struct pool_batch *b, struct pool_job *job);
+/* Queue the batch's jobs (FIFO) and empty it. At most max_wake waiting
+ * threads are woken for it: threads that finish a job take the next
+ * without sleeping, so a burst of short calls read in one go runs on a
+ * few awake threads instead of waking every one; jobs still queued when
+ * more arrive wake more threads then. */
+void pool_submit_batch(struct worker_pool *pool, struct pool_batch *b,
+                       int max_wake);
+/* Whether jobs wait in the queue (a racy hint, for a timeout). */
+bool pool_backlog(struct worker_pool *pool);
+/* Jobs have waited a while with nobody taking them (the awake threads are
+ * blocked in slow calls): wake one more waiting thread, if any. */
+void pool_kick(struct worker_pool *pool);
 /* Stop: running jobs finish, queued ones are cancelled, threads joined,
  * everything freed. */
 void pool_stop(struct worker_pool *pool);
