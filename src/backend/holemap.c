@@ -11,7 +11,14 @@
  * Unwritten (preallocated) extents read as zeros but count as data only
  * where the page cache holds data, and delayed allocations (xfs reserves
  * them past what was written, across holes) likewise: only lseek can
- * tell, so FIEMAP stops at them and lseek maps them.
+ * tell, so FIEMAP stops at them and lseek maps them. But lseek also calls
+ * data the cached pages of zeros a read of an unwritten extent leaves
+ * (xfs preallocates past extending writes, so the gaps of a file written
+ * with holes are such extents): once a file was read, they would all go
+ * as DATA. So on xfs and ext4, whose unwritten extents become written
+ * before their pages leave writeback, an unwritten extent with no dirty
+ * or writeback page in the page cache (cachestat) is zeros and mapped as
+ * a hole; only the others are left to lseek.
  *
  * A map is dropped when snfsd changes the file (hole_map_invalidate from
  * WRITE, SETATTR size, ALLOCATE, DEALLOCATE, COPY, CLONE, REMOVE) and is
@@ -26,7 +33,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -284,12 +294,50 @@ static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 	return entry_add(e, d, h, false);
 }
 
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* Linux 6.5, the same on every architecture */
+#endif
+struct px_cachestat_range {
+	uint64_t off, len;
+};
+struct px_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+	    nr_recently_evicted;
+};
+
+/* Whether the file system of fd converts unwritten extents to written
+ * before their pages leave writeback (xfs: xfs_end_ioend; ext4: the
+ * io_end work), so that an unwritten extent with no page dirty or under
+ * writeback reads as zeros. btrfs ends writeback before its ordered
+ * extent completes: not there. */
+static bool unwritten_settles(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	return sf.f_type == XFS_SUPER_MAGIC || sf.f_type == EXT4_SUPER_MAGIC;
+}
+
+/* An unwritten extent [s, t) of fd that reads as zeros: no page of it
+ * dirty or under writeback (false when that cannot be told). */
+static bool unwritten_is_zeros(int fd, uint64_t s, uint64_t t)
+{
+	struct px_cachestat_range r = {s, t - s};
+	struct px_cachestat cs;
+
+	if (syscall(__NR_cachestat, fd, &r, &cs, 0) != 0)
+		return false;
+	return cs.nr_dirty == 0 && cs.nr_writeback == 0;
+}
+
 /* Append what a FIEMAP answer from pos on tells, up to the first
- * unwritten or delayed extent, whose end then goes to *lseek_to: lseek
- * maps that one. Returns 0 or -errno. */
-static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
+ * unwritten or delayed extent that may hold data, whose end then goes to
+ * *lseek_to: lseek maps that one. Returns 0 or -errno. */
+static int fiemap_add(struct map_entry *e, int fd, const struct fiemap *fm,
                       uint64_t pos, uint64_t *lseek_to)
 {
+	int settles = -1; /* unwritten_settles(fd), asked when needed */
 	uint64_t size = e->size, at = pos;
 	int rc;
 
@@ -302,15 +350,22 @@ static int fiemap_add(struct map_entry *e, const struct fiemap *fm,
 			t = size;
 		if (t <= s)
 			continue;
-		if (x->fe_flags &
-		    (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC)) {
+		bool zeros = false;
+		if ((x->fe_flags & FIEMAP_EXTENT_UNWRITTEN) &&
+		    !(x->fe_flags & FIEMAP_EXTENT_DELALLOC)) {
+			if (settles < 0)
+				settles = unwritten_settles(fd);
+			zeros = settles && unwritten_is_zeros(fd, s, t);
+		}
+		if (!zeros && (x->fe_flags & (FIEMAP_EXTENT_UNWRITTEN |
+		                              FIEMAP_EXTENT_DELALLOC))) {
 			/* the hole before it is known; lseek maps it */
 			*lseek_to = t;
 			return entry_add(e, at, s, true);
 		}
 		rc = entry_add(e, at, s, true);
 		if (rc == 0)
-			rc = entry_add(e, s, t, false);
+			rc = entry_add(e, s, t, zeros);
 		if (rc)
 			return rc;
 		at = t;
@@ -343,7 +398,7 @@ static int entry_extend_fiemap(struct map_entry *e, int fd, uint64_t pos,
 			e->no_fiemap = true;
 		rc = 1;
 	} else {
-		rc = fiemap_add(e, fm, pos, lseek_to);
+		rc = fiemap_add(e, fd, fm, pos, lseek_to);
 	}
 	free(fm);
 	return rc;
