@@ -691,8 +691,15 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 
 	*eof = false;
 	for (;;) {
-		while (rc == 0 && !stop && tail - head < SEG_INFLIGHT &&
-		       next < end && (next < ahead || head == tail)) {
+		/* Refill the window when half of it is free, the calls held
+		 * and written together: one sendmsg, and one wake-up of the
+		 * server for the lot, instead of one of each per call. */
+		struct rpc_req *held[SEG_INFLIGHT];
+		int nheld = 0;
+		bool refill = tail - head <= SEG_INFLIGHT / 2;
+		while (refill && rc == 0 && !stop &&
+		       tail - head < SEG_INFLIGHT && next < end &&
+		       (next < ahead || head == tail)) {
 			uint32_t n = end - next < c->rsize
 			                 ? (uint32_t)(end - next)
 			                 : c->rsize;
@@ -704,14 +711,19 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 			}
 			if (sr->buf)
 				io->buf = (uint8_t *)sr->buf + (next - off);
+			io->call.hold = true;
 			rc = nfs4_call_start(c, &io->call);
 			if (rc < 0) {
 				io_free(io);
 				break;
 			}
+			if (io->call.req)
+				held[nheld++] = io->call.req;
 			q[tail++ % SEG_INFLIGHT] = io;
 			next += n;
 		}
+		if (nheld)
+			rpc_flush(c->rpc, held, nheld);
 		if (head == tail)
 			break;
 		struct io_call *io = q[head++ % SEG_INFLIGHT];

@@ -100,6 +100,7 @@ struct nfs4_call {
 	uint64_t open_gen; /* s->open_gen when the call was built */
 	bool slot_kept;    /* a retry goes out on the slot still held */
 	bool deferred;     /* no slot was free at start: sent at finish */
+	bool hold;         /* first start: written by rpc_flush (or finish) */
 	uint8_t *rbuf;     /* the reply (parse may point into it) */
 	size_t rlen;
 };

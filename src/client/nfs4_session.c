@@ -161,8 +161,11 @@ static int send_call(struct snfs_ctx *c, struct nfs4_call *call,
 	call->slot = r->slot;
 	call->gen = r->gen;
 	call->open_gen = r->open_gen;
-	return rpc_call_start(c->rpc, NFS4_PROG, NFS4_VERS, NFS4_COMPOUND,
-	                      call->counter, &rq.x, &call->req);
+	bool hold = call->hold;
+	call->hold = false; /* a retry goes out at once */
+	return (hold ? rpc_call_hold : rpc_call_start)(
+	    c->rpc, NFS4_PROG, NFS4_VERS, NFS4_COMPOUND, call->counter, &rq.x,
+	    &call->req);
 }
 
 static int start_locked_slot(struct snfs_ctx *c, struct nfs4_call *call,

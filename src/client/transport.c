@@ -604,8 +604,45 @@ void rpc_clnt_close(struct rpc_clnt *c)
 	free(c);
 }
 
-/* Write r on the connection of generation gen. A failure shuts the socket
- * down so the reader notices and reconnects. */
+/* Write all of iov (n entries, advanced in place) on fd; called with
+ * send_lock held. A failure shuts the socket down, so that the reading
+ * caller notices and the connection is made again. */
+static int send_all(int fd, struct iovec *iov, int n)
+{
+	size_t left = 0;
+	int i = 0;
+
+	for (int k = 0; k < n; k++)
+		left += iov[k].iov_len;
+	while (left > 0) {
+		/* MSG_NOSIGNAL: a server that died must cost this call an
+		 * error and a reconnect, not the host process a SIGPIPE. */
+		struct msghdr mh = {.msg_iov = iov + i,
+		                    .msg_iovlen = (size_t)(n - i)};
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			shutdown(fd, SHUT_RDWR);
+			return -errno;
+		}
+		left -= (size_t)w;
+		while (w > 0) {
+			size_t k = (size_t)w < iov[i].iov_len ? (size_t)w
+			                                      : iov[i].iov_len;
+			iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
+			iov[i].iov_len -= k;
+			w -= (ssize_t)k;
+			if (iov[i].iov_len == 0)
+				i++;
+		}
+		while (i < n && iov[i].iov_len == 0)
+			i++;
+	}
+	return 0;
+}
+
+/* Write r on the connection of generation gen. */
 static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 {
 	pthread_mutex_lock(&c->send_lock);
@@ -618,29 +655,7 @@ static int send_req(struct rpc_clnt *c, struct rpc_req *r, uint64_t gen)
 	}
 	struct iovec iov[2] = {{r->hdr, r->hdr_len},
 	                       {r->args.buf, r->args.len}};
-	size_t left = r->hdr_len + r->args.len;
-	int rc = 0;
-	while (left > 0) {
-		/* MSG_NOSIGNAL: a server that died must cost this call an
-		 * error and a reconnect, not the host process a SIGPIPE. */
-		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			shutdown(fd, SHUT_RDWR);
-			break;
-		}
-		left -= (size_t)n;
-		for (int i = 0; i < 2 && n > 0; i++) {
-			size_t k = (size_t)n < iov[i].iov_len ? (size_t)n
-			                                      : iov[i].iov_len;
-			iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
-			iov[i].iov_len -= k;
-			n -= (ssize_t)k;
-		}
-	}
+	int rc = send_all(fd, iov, 2);
 	pthread_mutex_unlock(&c->send_lock);
 	if (rc == 0 && c->cfg.stats)
 		counter_add(&c->cfg.stats->bytes_sent,
@@ -663,9 +678,9 @@ static void build_header(struct rpc_clnt *c, struct rpc_req *r, uint32_t prog,
 	put32(r->hdr, 0x80000000u | (uint32_t)(r->hdr_len - 4 + r->args.len));
 }
 
-int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
-                   uint32_t proc, int op, struct xdr_out *args,
-                   struct rpc_req **out)
+static int start_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+                      uint32_t proc, int op, struct xdr_out *args,
+                      struct rpc_req **out, bool send)
 {
 	struct rpc_req *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -693,7 +708,7 @@ int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
 	pthread_mutex_unlock(&c->lock);
 	if (c->cfg.stats && op >= 0 && op < SNFS_OP_MAX)
 		counter_add(&c->cfg.stats->calls[op], 1);
-	if (connected) {
+	if (connected && send) {
 		send_req(c, r, gen);
 		pthread_mutex_lock(&c->lock);
 		r->sent_gen = gen;
@@ -701,6 +716,49 @@ int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
 	}
 	*out = r;
 	return 0;
+}
+
+int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+                   uint32_t proc, int op, struct xdr_out *args,
+                   struct rpc_req **out)
+{
+	return start_call(c, prog, vers, proc, op, args, out, true);
+}
+
+int rpc_call_hold(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+                  uint32_t proc, int op, struct xdr_out *args,
+                  struct rpc_req **out)
+{
+	return start_call(c, prog, vers, proc, op, args, out, false);
+}
+
+#define FLUSH_MAX 64 /* held calls written by one sendmsg */
+
+void rpc_flush(struct rpc_clnt *c, struct rpc_req *const *reqs, int n)
+{
+	struct iovec iov[2 * FLUSH_MAX];
+	size_t bytes = 0;
+	int k = 0;
+
+	if (n > FLUSH_MAX)
+		n = FLUSH_MAX; /* the rest go out when waited for */
+	pthread_mutex_lock(&c->send_lock);
+	pthread_mutex_lock(&c->lock);
+	int fd = c->fd;
+	for (int i = 0; i < n && fd >= 0; i++) {
+		struct rpc_req *r = reqs[i];
+		if (!r || r->sent_gen != 0)
+			continue;
+		r->sent_gen = c->gen; /* on failure too: the reconnect tells */
+		iov[k++] = (struct iovec){r->hdr, r->hdr_len};
+		iov[k++] = (struct iovec){r->args.buf, r->args.len};
+		bytes += r->hdr_len + r->args.len;
+	}
+	pthread_mutex_unlock(&c->lock);
+	int rc = k ? send_all(fd, iov, k) : -1;
+	pthread_mutex_unlock(&c->send_lock);
+	if (rc == 0 && c->cfg.stats)
+		counter_add(&c->cfg.stats->bytes_sent, bytes);
 }
 
 static void unlink_req(struct rpc_req *r)

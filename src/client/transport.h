@@ -53,6 +53,13 @@ void rpc_clnt_close(struct rpc_clnt *c);
 int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
                    uint32_t proc, int op, struct xdr_out *args,
                    struct rpc_req **out);
+/* rpc_call_start without the write: the call goes out with the next
+ * rpc_flush naming it, or when it is waited for. Several calls held and
+ * flushed together leave in one sendmsg, and reach the server together. */
+int rpc_call_hold(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+                  uint32_t proc, int op, struct xdr_out *args,
+                  struct rpc_req **out);
+void rpc_flush(struct rpc_clnt *c, struct rpc_req *const *reqs, int n);
 /* Wait for the reply to r and free r. On 0, rep owns the reply buffer
  * (free with rpc_reply_free). Errors: -ETIMEDOUT, -EPROTO (malformed
  * reply), -EPROTONOSUPPORT (program or version unavailable), -ENOSYS
