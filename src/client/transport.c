@@ -678,9 +678,9 @@ static void build_header(struct rpc_clnt *c, struct rpc_req *r, uint32_t prog,
 	put32(r->hdr, 0x80000000u | (uint32_t)(r->hdr_len - 4 + r->args.len));
 }
 
-static int start_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
-                      uint32_t proc, int op, struct xdr_out *args,
-                      struct rpc_req **out, bool send)
+int rpc_call_hold(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
+                  uint32_t proc, int op, struct xdr_out *args,
+                  struct rpc_req **out)
 {
 	struct rpc_req *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -701,35 +701,24 @@ static int start_call(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
 	r->prev = c->pending.prev;
 	r->prev->next = r;
 	c->pending.prev = r;
-	uint64_t gen = c->gen;
-	bool connected = c->fd >= 0;
-	if (!connected)
+	if (c->fd < 0)
 		pthread_cond_signal(&c->rcond);
 	pthread_mutex_unlock(&c->lock);
 	if (c->cfg.stats && op >= 0 && op < SNFS_OP_MAX)
 		counter_add(&c->cfg.stats->calls[op], 1);
-	if (connected && send) {
-		send_req(c, r, gen);
-		pthread_mutex_lock(&c->lock);
-		r->sent_gen = gen;
-		pthread_mutex_unlock(&c->lock);
-	}
 	*out = r;
 	return 0;
 }
 
+/* A held call written at once: one write path for every new call. */
 int rpc_call_start(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
                    uint32_t proc, int op, struct xdr_out *args,
                    struct rpc_req **out)
 {
-	return start_call(c, prog, vers, proc, op, args, out, true);
-}
-
-int rpc_call_hold(struct rpc_clnt *c, uint32_t prog, uint32_t vers,
-                  uint32_t proc, int op, struct xdr_out *args,
-                  struct rpc_req **out)
-{
-	return start_call(c, prog, vers, proc, op, args, out, false);
+	int rc = rpc_call_hold(c, prog, vers, proc, op, args, out);
+	if (rc == 0)
+		rpc_flush(c, out, 1);
+	return rc;
 }
 
 #define FLUSH_MAX 64 /* held calls written by one sendmsg */

@@ -88,6 +88,11 @@ void pool_batch_add(struct pool_batch *b, struct pool_job *job)
 	b->n++;
 }
 
+/* A waiting thread is woken only when one waits that is not already on
+ * its way (a busy thread looks at the queue before it waits), and after
+ * unlocking, so the woken thread does not at once block on the lock
+ * still held here: each needless wake-up is a pair of context switches
+ * per call. */
 void pool_submit_batch(struct worker_pool *pool, struct pool_batch *b,
                        int max_wake)
 {
@@ -134,30 +139,13 @@ void pool_kick(struct worker_pool *pool)
 		pthread_cond_signal(&pool->cond);
 }
 
-/* Queue a job. A waiting thread is woken only when one waits that is not
- * already on its way (a busy thread looks at the queue before it waits;
- * a burst of calls read at once must not wake every thread for each),
- * and after unlocking, so the woken thread does not at once block on the
- * lock still held here: each needless wake-up is a pair of context
- * switches per call. */
+/* Queue a job: a batch of one. */
 void pool_submit(struct worker_pool *pool, struct pool_job *job)
 {
-	bool wake;
+	struct pool_batch b = {0};
 
-	job->next = NULL;
-	pthread_mutex_lock(&pool->lock);
-	if (pool->tail)
-		pool->tail->next = job;
-	else
-		pool->head = job;
-	pool->tail = job;
-	atomic_fetch_add(&pool->queued, 1);
-	wake = pool->idle > pool->woken;
-	if (wake)
-		pool->woken++;
-	pthread_mutex_unlock(&pool->lock);
-	if (wake)
-		pthread_cond_signal(&pool->cond);
+	pool_batch_add(&b, job);
+	pool_submit_batch(pool, &b, 1);
 }
 
 void pool_stop(struct worker_pool *pool)
