@@ -258,6 +258,11 @@ struct io_call {
 	bool unsupported;
 	uint32_t got;
 	bool eof;
+	bool had_data;    /* READ_PLUS: some segment was DATA, */
+	uint64_t data_at; /* the first at this offset */
+	uint64_t hole_to; /* READ_PLUS: the reply ended in a hole going on
+	                   * to here, past what we asked for */
+	bool known_hole;  /* no call: [off, off + count) is a hole we know */
 	struct snfs_segment *segs;
 	size_t max_segs, nsegs;
 	struct snfs_write_res *wres;
@@ -377,10 +382,27 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 		} else {
 			return -EPROTO;
 		}
+		/* 15.10.3: a segment may start before the offset asked for
+		 * and a hole may go on past the range; keep our part */
+		if (!stop && soff < pos && slen > pos - soff) {
+			if (p)
+				p += pos - soff;
+			slen -= pos - soff;
+			soff = pos;
+		}
 		if (stop || soff != pos || slen == 0)
 			continue; /* a gap or overlap: keep what came before */
-		if (slen > end - pos)
+		if (slen > end - pos) {
+			if (!p)
+				io->hole_to = slen > UINT64_MAX - pos
+				                  ? UINT64_MAX
+				                  : pos + slen;
 			slen = end - pos;
+		}
+		if (p && !io->had_data) {
+			io->had_data = true;
+			io->data_at = pos;
+		}
 		if (io->pieces_fn)
 			io->pv[io->npv++] = (struct snfs_piece){pos, slen, p};
 		else if (p && io->buf)
@@ -663,9 +685,13 @@ static int nfs4_write_vec_finish(struct snfs_ctx *c, struct rpc_req *r,
  * bytes, SEG_INFLIGHT outstanding. Replies are parsed in order, into one
  * segment list with holes left untouched in buf, or handed to a pieces
  * function; the first short one (eof, the segment list full, a server
- * sending less) ends the read, and the calls after it are only drained. */
+ * sending less) ends the read, and the calls after it are only drained.
+ * A reply whose last hole goes on past its range (snfsd says how far)
+ * spares the calls for the rest of that hole: the range goes in the
+ * queue as a known hole. Should a reply from inside it carry data after
+ * all (the file changed), the read ends at the first known hole, and the
+ * caller asks again from there. */
 #define SEG_INFLIGHT 16
-
 struct seg_read {
 	void *buf; /* NULL: pieces */
 	struct snfs_segment *segs;
@@ -673,6 +699,35 @@ struct seg_read {
 	snfs_pieces_fn fn;
 	void *arg;
 };
+
+#define KNOWN_HOLE_MAX (1u << 30) /* one queue entry's share of a hole */
+
+/* A queue entry for [off, off + count) of a hole we know: no call. */
+static struct io_call *known_hole(uint64_t off, uint32_t count)
+{
+	struct io_call *io = calloc(1, sizeof(*io));
+	if (io) {
+		io->off = off;
+		io->count = count;
+		io->known_hole = true;
+	}
+	return io;
+}
+
+/* Hand a known hole on like a reply's hole segment. */
+static int known_hole_put(struct io_call *io, const struct seg_read *sr)
+{
+	if (!sr->buf) {
+		struct snfs_piece v = {io->off, io->count, NULL};
+		int rc = sr->fn(sr->arg, &v, 1);
+		if (rc == 0)
+			io->got = io->count;
+		return rc;
+	}
+	if (add_seg(io, io->off, io->count, true))
+		io->got = io->count; /* else full: the read ends here */
+	return 0;
+}
 
 static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
                               uint64_t off, size_t count,
@@ -686,7 +741,8 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 	 * until a full reply shows it grew: a small file costs one call,
 	 * not SEG_INFLIGHT that all answer eof. */
 	uint64_t ahead = pc_size(snfs_file_pc(f));
-	bool stop = false, unsupported = false;
+	uint64_t known_end = 0; /* a reply showed a hole up to here */
+	bool stop = false, unsupported = false, stale = false;
 	int rc = 0;
 
 	*eof = false;
@@ -700,6 +756,20 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 		while (refill && rc == 0 && !stop &&
 		       tail - head < SEG_INFLIGHT && next < end &&
 		       (next < ahead || head == tail)) {
+			if (next < known_end && !stale) {
+				uint64_t e = known_end < end ? known_end : end;
+				uint32_t n = e - next < KNOWN_HOLE_MAX
+				                 ? (uint32_t)(e - next)
+				                 : KNOWN_HOLE_MAX;
+				struct io_call *io = known_hole(next, n);
+				if (!io) {
+					rc = -ENOMEM;
+					break;
+				}
+				q[tail++ % SEG_INFLIGHT] = io;
+				next += n;
+				continue;
+			}
 			uint32_t n = end - next < c->rsize
 			                 ? (uint32_t)(end - next)
 			                 : c->rsize;
@@ -736,7 +806,17 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 			io->pieces_fn = sr->fn;
 			io->pieces_arg = sr->arg;
 		}
-		int r = nfs4_call_finish(c, &io->call);
+		int r = 0;
+		if (io->known_hole && mine && stale)
+			stop = true; /* the caller reads it again */
+		else if (io->known_hole && mine)
+			r = known_hole_put(io, sr);
+		else if (!io->known_hole)
+			r = nfs4_call_finish(c, &io->call);
+		if (stop && io->known_hole) {
+			io_free(io);
+			continue;
+		}
 		if (r == -EOPNOTSUPP && io->unsupported)
 			unsupported = true;
 		if (mine && r == 0 && io->pieces_rc < 0)
@@ -749,6 +829,10 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 			*eof = io->eof;
 			covered = io->off + io->got;
 			stop = io->got < io->count;
+			if (io->had_data && io->data_at < known_end)
+				stale = true;
+			if (io->hole_to > known_end)
+				known_end = io->hole_to;
 			if (!stop && covered >= ahead)
 				ahead =
 				    covered + (uint64_t)SEG_INFLIGHT * c->rsize;

@@ -21,6 +21,9 @@
 
 /* 16 rsize-sized calls in flight per read (libsnfs pipelines them) */
 #define CHUNK (16u << 20)
+/* snfs cat reads this much per snfs_read_pieces: no buffer is needed,
+ * and a long span lets a hole reply spare the calls for the rest of it */
+#define CAT_SPAN ((size_t)1 << 30)
 #define ZBLOCK 4096u
 #define MIB (1ull << 20)
 
@@ -576,7 +579,7 @@ static int cat_one(const char *arg, uint8_t *buf)
 	uint64_t off = 0;
 	bool eof;
 	while (rc == 0) {
-		ssize_t n = f.nf ? snfs_read_pieces(f.nf, off, CHUNK,
+		ssize_t n = f.nf ? snfs_read_pieces(f.nf, off, CAT_SPAN,
 		                                    cat_pieces, NULL, &eof)
 		                 : file_pread(&f, buf, CHUNK, off);
 		if (n <= 0) {

@@ -98,7 +98,7 @@ suite() {
 	check "$n: rm -r" "$SNFS" rm -r "$u?$q"
 	check "$n: rm -r removed the tree" test ! -e "$dir/t-$n"
 	check "$n: mkdir for the library tests" "$SNFS" mkdir "$base/lib-$n?$q"
-	SNFS_TEST_URL="$base/lib-$n?$q" SNFS_TEST_DIR="$dir/lib-$n" "$V4TEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
+	SNFS_TEST_URL="$base/lib-$n?$q" SNFS_TEST_DIR="$dir/lib-$n" SNFS_TEST_SERVER="$n" "$V4TEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
 	check "$n: rm the library test directory" "$SNFS" rm -r "$base/lib-$n?$q"
 }
 

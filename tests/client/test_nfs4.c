@@ -238,6 +238,48 @@ static int pieces_stop(void *arg, const struct snfs_piece *v, size_t n)
 	return -ECANCELED;
 }
 
+/* 64 MiB with 4 KiB of data at 0 and at 60 MiB, read in one
+ * read_pieces: content right; on snfsd's READ_PLUS, the reply ending in
+ * the long hole says where it ends, and the calls for the rest of it are
+ * spared (16 in flight when it comes, then the data at 60 MiB). */
+static void test_long_hole(struct snfs_ctx *c)
+{
+	const uint64_t size = 64u << 20, far = 60u << 20;
+	const char *server = getenv("SNFS_TEST_SERVER");
+	uint8_t *want = calloc(1, size);
+	struct snfs_file *f;
+	struct snfs_stats st;
+	bool eof = false;
+
+	memset(want, 'a', 4096);
+	memset(want + far, 'b', 4096);
+	CHECK(snfs_open(c, "longhole", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ==
+	              0 &&
+	          snfs_pwrite(f, want, 4096, 0) == 4096 &&
+	          snfs_pwrite(f, want + far, 4096, far) == 4096 &&
+	          snfs_ftruncate(f, size) == 0 && snfs_fsync(f) == 0,
+	      "live: a 64 MiB file with data at 0 and 60 MiB");
+	snfs_close(f);
+	CHECK(snfs_open(c, "longhole", O_RDONLY, 0, &f) == 0,
+	      "live: open the long hole");
+	struct pieces_check pc = {.want = want, .len = size};
+	snfs_stats_reset(c);
+	ssize_t n = snfs_read_pieces(f, 0, size + 4096, pieces_cb, &pc, &eof);
+	snfs_stats(c, &st);
+	CHECK(n == (ssize_t)size && eof && pc.ok && pc.pos == size,
+	      "live: read_pieces over a long hole: content right");
+	if (server && !strcmp(server, "snfsd-4.2"))
+		CHECK(st.calls[SNFS_OP_READ_PLUS] <= 24 &&
+		          st.calls[SNFS_OP_READ] == 0,
+		      "live: the calls inside a hole we know are spared");
+	printf("# long hole: %llu READ_PLUS, %llu READ calls for 64 MiB\n",
+	       (unsigned long long)st.calls[SNFS_OP_READ_PLUS],
+	       (unsigned long long)st.calls[SNFS_OP_READ]);
+	snfs_close(f);
+	snfs_unlink(c, "longhole");
+	free(want);
+}
+
 static void test_live(const char *url, const char *dir)
 {
 	struct snfs_ctx *c;
@@ -373,6 +415,7 @@ static void test_live(const char *url, const char *dir)
 	snfs_close(f);
 	free(big);
 	free(rb);
+	test_long_hole(c);
 
 	/* COPY (server-side where offered, else read and write) */
 	CHECK(snfs_open(c, "wtr", O_RDONLY, 0, &f) == 0 &&

@@ -81,6 +81,11 @@ struct rp_state {
 	bool zeroes; /* detect_zeroes */
 	bool sized;  /* the reply has room for the whole range */
 	bool full;   /* no more room: stop */
+	/* the last hole put: its offset, where its length went in the
+	 * reply, its segment number and where it really ends */
+	uint64_t hole_off, hole_end;
+	size_t hole_len_at;
+	uint32_t hole_seg;
 };
 
 /* Charge one more segment header; false when it does not fit. */
@@ -100,15 +105,36 @@ static bool rp_charge_hdr(struct rp_state *r)
 	return true;
 }
 
-static void rp_put_hole(struct rp_state *r, uint64_t off, uint64_t len)
+/* A hole of len bytes at off, which really goes on to real_end. */
+static void rp_put_hole(struct rp_state *r, uint64_t off, uint64_t len,
+                        uint64_t real_end)
 {
 	if (!rp_charge_hdr(r))
 		return;
 	xdr_put_u32(r->c->res, CONTENT_HOLE);
 	xdr_put_u64(r->c->res, off);
+	r->hole_len_at = r->c->res->len;
 	xdr_put_u64(r->c->res, len);
 	r->nseg++;
 	r->pos = off + len;
+	r->hole_off = off;
+	r->hole_end = real_end;
+	r->hole_seg = r->nseg;
+}
+
+/* A range ending in a hole that goes on past it (15.10.3 lets a hole
+ * segment extend past the range asked for): the whole hole, so a client
+ * reading on learns it needs no calls for the rest of it. The Linux
+ * client cuts the segment to its range. */
+static void rp_extend_hole(struct rp_state *r)
+{
+	uint64_t len = r->hole_end - r->hole_off;
+
+	if (r->hole_seg == 0 || r->hole_seg != r->nseg || r->pos != r->end ||
+	    r->hole_end <= r->end)
+		return;
+	xdr_patch_u32(r->c->res, r->hole_len_at, (uint32_t)(len >> 32));
+	xdr_patch_u32(r->c->res, r->hole_len_at + 4, (uint32_t)len);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -352,7 +378,8 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 				rc = rp_put_batch(r, pc, np);
 			np = 0;
 			if (rc == 0 && !r->full)
-				rp_put_hole(r, s, e - s);
+				rp_put_hole(r, s, e - s,
+				            ext[i].off + ext[i].len);
 			continue;
 		}
 		pc[np++] =
@@ -421,7 +448,7 @@ static int rp_encode_some(struct rp_state *r)
 			dstart = dend = 0;
 		}
 		if (ext[i].hole && ext[i].len >= r->min_hole)
-			rp_put_hole(r, s, e - s);
+			rp_put_hole(r, s, e - s, ext[i].off + ext[i].len);
 	}
 	return 0;
 }
@@ -461,6 +488,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	}
 	xdr_patch_u32(c->res, cntpos, r.nseg);
 	xdr_patch_u32(c->res, eofpos, r.pos >= a.size);
+	rp_extend_hole(&r);
 	return NFS4_OK;
 }
 

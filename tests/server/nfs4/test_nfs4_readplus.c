@@ -393,6 +393,7 @@ struct verdict {
 	uint64_t big_data; /* bytes of real holes >= min sent as data */
 	uint64_t wire;     /* reply bytes */
 	uint32_t rpcs, segs;
+	uint32_t past; /* holes reported past the range asked for */
 };
 
 /* Read all of f through READ_PLUS in count-byte calls and judge it against
@@ -409,6 +410,7 @@ static struct verdict read_all(const char *dir, const char *name,
 
 	while (pos < f->size && v.ok && v.rpcs < 100000) {
 		uint32_t st = read_plus(dir, name, pos, count, &r);
+		uint64_t rend = pos + count;
 
 		v.rpcs++;
 		v.wire += r.rep.buf.len;
@@ -419,6 +421,7 @@ static struct verdict read_all(const char *dir, const char *name,
 		for (uint32_t i = 0; i < r.n && v.ok; i++) {
 			const struct seg *s = &r.s[i];
 			int e = extent_of(f, s->off);
+			uint64_t len = s->len;
 
 			v.segs++;
 			if (s->off != pos || s->len == 0 ||
@@ -426,8 +429,19 @@ static struct verdict read_all(const char *dir, const char *name,
 				v.ok = false;
 				break;
 			}
+			/* 15.10.3: the last hole may go on past the range,
+			 * then to the real hole's end */
+			if (s->hole && s->off + len > rend) {
+				uint64_t he = f->map[e].off + f->map[e].len;
+				if (i + 1 != r.n || !f->map[e].hole ||
+				    s->off + len !=
+				        (he < f->size ? he : f->size))
+					v.ok = false;
+				v.past++;
+				len = rend - s->off;
+			}
 			if (s->hole) {
-				v.holes += s->len;
+				v.holes += len;
 				if (!f->map[e].hole &&
 				    !(zeroes &&
 				      all_zero(f->content + s->off, s->len)))
@@ -454,7 +468,7 @@ static struct verdict read_all(const char *dir, const char *name,
 						v.big_data += f->map[k].len;
 				}
 			}
-			pos = s->off + s->len;
+			pos = s->off + len;
 		}
 		if (r.eof != (pos >= f->size))
 			v.ok = false;
@@ -548,6 +562,11 @@ static void test_threshold(void)
 	CHECK(v.ok && v.holes == FSIZE && v.rpcs == 1,
 	      "min_hole=64k hole: one HOLE segment");
 	CHECK(v.wire < 512, "hole: a reply of a few hundred bytes");
+	/* A range inside a hole: the segment says where the hole ends, so
+	 * a client reading on needs no more calls for it (15.10.3). */
+	v = read_all(rpbig, "hole", &f, 1 << 16, 65536, false);
+	CHECK(v.ok && v.holes == FSIZE && v.past == v.rpcs - 1,
+	      "hole in 64 KiB calls: each hole segment goes on to the end");
 	free(f.content);
 
 	/* The default export (no option) keeps 4 KiB holes as holes. */
