@@ -734,9 +734,25 @@ static void copy_out(struct pc_file *f, uint8_t *dst, uint64_t off,
 
 static void trim(struct pc_file *f);
 
-/* pagecache=full: widen [*lo, *hi) to whole classic pages, but not past
- * the end of the file (a classic cache reads nothing there either). */
-static void classic_round(struct pc_file *f, uint64_t *lo, uint64_t *hi)
+/* Keep the spans that overlap [off, end): a block's missing bytes that
+ * do not join the read's own would cost a call of their own. */
+static size_t spans_touching(struct span *sp, size_t n, uint64_t off,
+                             uint64_t end)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sp[i].off < end && sp[i].off + sp[i].len > off)
+			sp[k++] = sp[i];
+	return k;
+}
+
+/* A read miss fetches the 4 KiB blocks it touches (less what is held):
+ * widen [*lo, *hi) to whole blocks, but not past the end of the file. In
+ * both modes: a partial-page cache differs from a classic one in writing
+ * without reading first, not in fetching less than a block on a miss
+ * (2 KiB random reads fetched 2 KiB at a time each missed again on the
+ * other half of their block). */
+static void block_round(struct pc_file *f, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t e =
 	    (*hi + PC_CLASSIC_PAGE - 1) & ~(uint64_t)(PC_CLASSIC_PAGE - 1);
@@ -816,9 +832,14 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		if (off >= end)
 			break;
 		uint64_t lo = off, hi = end;
-		if (c->pc->classic)
-			classic_round(f, &lo, &hi);
 		rc = missing_spans(f, lo, hi, &sp, &nsp);
+		if (rc == 0 && nsp) { /* a miss: fetch whole blocks */
+			block_round(f, &lo, &hi);
+			free(sp);
+			rc = missing_spans(f, lo, hi, &sp, &nsp);
+			if (rc == 0)
+				nsp = spans_touching(sp, nsp, off, end);
+		}
 		if (rc < 0 || nsp == 0) {
 			free(sp);
 			break;

@@ -22,8 +22,8 @@ enum {
 	EXP_RW = 1 << 0,
 	EXP_ROOT_SQUASH = 1 << 1,
 	EXP_ALL_SQUASH = 1 << 2,
-	EXP_SECURE = 1 << 3, /* only privileged source ports (< 1024) */
-	EXP_SYNC = 1 << 4,   /* write UNSTABLE as FILE_SYNC */
+	EXP_SECURE = 1 << 3,        /* only privileged source ports (< 1024) */
+	EXP_SYNC = 1 << 4,          /* write UNSTABLE as FILE_SYNC */
 	EXP_DETECT_ZEROES = 1 << 5, /* READ_PLUS: zero blocks go as holes */
 };
 
@@ -35,14 +35,23 @@ enum export_match_kind { MATCH_ANY, MATCH_ADDR, MATCH_CIDR, MATCH_NAME };
 struct export_rule {
 	enum export_match_kind kind;
 	struct sockaddr_storage addr; /* MATCH_ADDR, MATCH_CIDR */
-	int prefix;		      /* MATCH_CIDR */
-	char *pattern;		      /* MATCH_NAME: hostname, may hold * ? */
+	int prefix;                   /* MATCH_CIDR */
+	char *pattern;                /* MATCH_NAME: hostname, may hold * ? */
 	uint32_t flags;
 	uint32_t anonuid, anongid;
 	uint32_t readplus_min_hole; /* bytes; readplus_min_hole=N */
 };
 
-struct export {
+/* COMMIT flushes to stable storage unless the export is async, which
+ * (as in exports(5) and knfsd) answers COMMIT without flushing: faster,
+ * and a server crash can lose writes the client was told are stable. */
+static inline bool export_commit_flushes(const struct export_rule *r)
+{
+	return !r || (r->flags & EXP_SYNC);
+}
+
+struct export
+{
 	char *path; /* absolute, as clients name it in MNT */
 	uint32_t fsid;
 	const struct bk_ops *ops;
@@ -62,7 +71,7 @@ struct export_table {
  * export's backend. On error returns -errno and writes "file:line: reason"
  * into err. */
 int exports_load(const char *file, const char *const *specs, int nspecs,
-		 struct export_table **out, char *err, size_t errsz);
+                 struct export_table **out, char *err, size_t errsz);
 void exports_free(struct export_table *t);
 
 /* Take and drop a reference to the server's current table. */
@@ -76,9 +85,9 @@ struct export *exports_by_path(const struct export_table *t, const char *path);
 
 /* The rule that admits peer, or NULL. */
 const struct export_rule *export_match(const struct export *ex,
-				       const struct sockaddr *peer);
+                                       const struct sockaddr *peer);
 /* Map RPC credentials through the rule's squash options. */
 void export_squash(const struct export_rule *r, const struct rpc_cred *in,
-		   struct bk_cred *out);
+                   struct bk_cred *out);
 
 #endif

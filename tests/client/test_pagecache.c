@@ -290,6 +290,26 @@ static void test_write_then_read(void)
 	pc_write(f, buf, 10, 300010); /* fills the gap: one range */
 	pc_flush(f, true);
 	CHECK(srv.writes == 2, "merged dirty ranges go out as one WRITE");
+
+	/* A 2 KiB read miss fetches its whole 4 KiB block (less the bytes
+	 * held): the other half is then a hit, as in a classic cache. */
+	r = srv.reads;
+	CHECK(pc_read(f, out, 2048, 409600) == 2048 && srv.reads == r + 1 &&
+	          out[0] == (uint8_t)(409600 * 7),
+	      "a 2 KiB read miss: one READ");
+	CHECK(pc_read(f, out, 2048, 409600 + 2048) == 2048 &&
+	          srv.reads == r + 1 && out[0] == (uint8_t)(411648 * 7),
+	      "the other half of its block: no READ");
+	/* a read inside written bytes fetches nothing, even if the rest of
+	 * its block is missing */
+	pc_write(f, buf, 2048, 520192);
+	CHECK(pc_read(f, out, 2048, 520192) == 2048 && srv.reads == r + 1,
+	      "a read of written bytes in a missing block: no READ");
+	CHECK(pc_read(f, out, 4096, 520192 - 2048) == 4096 &&
+	          srv.reads == r + 2 && out[0] == (uint8_t)(518144 * 7) &&
+	          out[2048] == 0xab,
+	      "a read across into written bytes: one READ, ours kept");
+
 	teardown(&c, f);
 }
 

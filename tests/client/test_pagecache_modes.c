@@ -251,8 +251,15 @@ static void test_partial(void)
 	          !memcmp(out, buf, 2048),
 	      "partial: reading it back sends nothing");
 	CHECK(pc_read(f, out, 100, 20000) == 100 && srv.reads == 1 &&
-	          srv.rlog[0].len == 100,
-	      "partial: a read miss fetches just the bytes asked for");
+	          srv.rlog[0].off == 16384 && srv.rlog[0].len == 4096 &&
+	          !memcmp(out, srv.data + 20000, 100),
+	      "partial: a read miss fetches its 4 KiB block");
+	CHECK(pc_read(f, out, 100, 16384) == 100 && srv.reads == 1,
+	      "partial: the rest of that block is then a hit");
+	CHECK(pc_read(f, out, 2048, 4096) == 2048 && srv.reads == 2 &&
+	          srv.rlog[1].off == 4096 && srv.rlog[1].len == 1000 &&
+	          !memcmp(out + 1000, buf, 1048),
+	      "partial: a miss next to our bytes fetches only the rest");
 	teardown(&c, f);
 }
 

@@ -239,7 +239,7 @@ int nfs3_proc_commit(struct rpc_call *call, struct xdr_out *res)
 		st = NFS3ERR_ROFS;
 	if (st == NFS3_OK && off > UINT64_MAX - count)
 		st = NFS3ERR_INVAL;
-	if (st == NFS3_OK)
+	if (st == NFS3_OK && export_commit_flushes(r.rule))
 		st = nfs3_stat_from_errno(
 		    r.ex->ops->commit(r.ex->bk, &r.bh, off, count));
 	if (nfs3_resolved(&r))

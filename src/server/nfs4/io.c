@@ -457,7 +457,9 @@ uint32_t nfs4_op_commit(struct nfs4_compound *c)
 	st = need_regular(c);
 	if (st)
 		return st;
-	rc = c->cfh.ex->ops->commit(c->cfh.ex->bk, &c->cfh.bh, off, count);
+	rc = export_commit_flushes(c->cfh.rule)
+	         ? c->cfh.ex->ops->commit(c->cfh.ex->bk, &c->cfh.bh, off, count)
+	         : 0;
 	if (rc)
 		return nfs4_errno(rc);
 	xdr_put_fixed(c->res, c->srv->write_verf, 8);

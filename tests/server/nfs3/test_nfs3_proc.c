@@ -771,15 +771,72 @@ static uint32_t write_unstable(const struct nfs_fh *dir, uint32_t *committed)
 	return st;
 }
 
+/* The backend's commit, counted: what COMMIT asks of the disk. */
+static struct bk_ops counted_ops;
+static int (*real_commit)(struct bk_export *, const struct bk_handle *,
+                          uint64_t, uint64_t);
+static int commits;
+
+static int counted_commit(struct bk_export *ex, const struct bk_handle *h,
+                          uint64_t off, uint64_t count)
+{
+	commits++;
+	return real_commit(ex, h, off, count);
+}
+
+/* COMMIT on dir/"u"; the reply's status, its verifier in verf. */
+static uint32_t commit_u(const struct nfs_fh *dir, uint8_t verf[8])
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	struct nfs_fh f;
+	uint64_t sz;
+	uint32_t st = lookup(dir, "u", &f, NULL);
+
+	if (st == NFS3_OK) {
+		put_fh(&a, &f);
+		xdr_put_u64(&a, 0);
+		xdr_put_u32(&a, 0);
+		call(NFSPROC3_COMMIT, &a, &rep);
+		st = status(&rep);
+		get_pre_op(&rep.res, &sz);
+		get_post_op(&rep.res, NULL);
+		if (st == NFS3_OK && !xdr_get_fixed(&rep.res, verf, 8))
+			st = 0xbad;
+	}
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
 static void test_stability(void)
 {
 	uint32_t c = 99;
+	uint8_t verf[8];
 
 	CHECK(write_unstable(&root, &c) == NFS3_OK && c == 2,
 	      "WRITE UNSTABLE on a sync export: FILE_SYNC");
 	c = 99;
 	CHECK(write_unstable(&asroot, &c) == NFS3_OK && c == 0,
 	      "WRITE UNSTABLE on an async export: UNSTABLE");
+
+	/* sync flushes at COMMIT; async (exports(5), as knfsd) answers
+	 * without flushing */
+	struct export *sx = &S.exports->v[0], *ax = &S.exports->v[2];
+	const struct bk_ops *saved = sx->ops;
+	counted_ops = *saved;
+	real_commit = saved->commit;
+	counted_ops.commit = counted_commit;
+	sx->ops = ax->ops = &counted_ops;
+	commits = 0;
+	CHECK(commit_u(&root, verf) == NFS3_OK && commits == 1 &&
+	          !memcmp(verf, S.write_verf, 8),
+	      "COMMIT on a sync export flushes");
+	commits = 0;
+	CHECK(commit_u(&asroot, verf) == NFS3_OK && commits == 0 &&
+	          !memcmp(verf, S.write_verf, 8),
+	      "COMMIT on an async export answers without flushing");
+	sx->ops = ax->ops = saved;
 }
 
 /* One READDIR or READDIRPLUS round; counts names into seen[]. */
