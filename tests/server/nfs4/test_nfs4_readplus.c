@@ -500,7 +500,7 @@ static const struct shape {
     {"mixed-16h", 16384, true, false},
     {"mixed-32d", 32768, false, false},
     {"mixed-32h", 32768, true, false},
-    /* holes longer than the server's one-readv gap (64 KiB) */
+    /* holes longer than the server's one-readv gap (16 KiB) */
     {"mixed-128d", 131072, false, false},
 };
 
