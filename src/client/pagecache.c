@@ -831,15 +831,13 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 		bool progress = false;
 		if (off >= end)
 			break;
+		/* what is missing of the blocks touched, where it joins the
+		 * read: nothing when the read itself is all held */
 		uint64_t lo = off, hi = end;
+		block_round(f, &lo, &hi);
 		rc = missing_spans(f, lo, hi, &sp, &nsp);
-		if (rc == 0 && nsp) { /* a miss: fetch whole blocks */
-			block_round(f, &lo, &hi);
-			free(sp);
-			rc = missing_spans(f, lo, hi, &sp, &nsp);
-			if (rc == 0)
-				nsp = spans_touching(sp, nsp, off, end);
-		}
+		if (rc == 0)
+			nsp = spans_touching(sp, nsp, off, end);
 		if (rc < 0 || nsp == 0) {
 			free(sp);
 			break;
