@@ -297,6 +297,15 @@ struct bk_ops {
 	 * file. NULL where unsupported. */
 	int (*io_getattr)(struct bk_export *ex, const struct bk_handle *h,
 	                  struct bk_attr *out);
+	/* Optional, for replies that send file bytes in place (zero copy):
+	 * what read would do for count bytes at off, without reading. *fd:
+	 * a new descriptor open for reading the file (the caller closes it);
+	 * *n: the bytes there now (fewer at EOF); *eof as for read; attr
+	 * (may be NULL): the file's attributes now. Errors as read's. NULL
+	 * where the backend has no descriptors to give. */
+	int (*read_ref)(struct bk_export *ex, const struct bk_cred *cr,
+	                const struct bk_handle *h, uint64_t off, size_t count,
+	                int *fd, size_t *n, bool *eof, struct bk_attr *attr);
 };
 
 extern const struct bk_ops bk_posix_ops;

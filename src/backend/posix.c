@@ -664,6 +664,39 @@ static ssize_t px_read_attr(struct bk_export *ex, const struct bk_cred *cr,
 	return read_iov(ex, cr, h, &iov, 1, off, eof, after);
 }
 
+/* The cached fd's duplicate: the reply holding it may outlive the cache
+ * entry. */
+static int px_read_ref(struct bk_export *ex, const struct bk_cred *cr,
+                       const struct bk_handle *h, uint64_t off, size_t count,
+                       int *fd, size_t *n, bool *eof, struct bk_attr *attr)
+{
+	struct fd_ref ref;
+	struct stat st;
+	uint64_t size;
+	int rc = fd_cache_get(ex, h, false, &ref, &st);
+
+	if (rc != 0)
+		return rc;
+	rc = posix_read_permitted(ref.fd, &st, cr);
+	if (rc == 0 && off > INT64_MAX)
+		rc = -EINVAL;
+	if (rc == 0) {
+		*fd = fcntl(ref.fd, F_DUPFD_CLOEXEC, 0);
+		if (*fd < 0)
+			rc = -errno;
+	}
+	fd_cache_put(ex->fds, &ref);
+	if (rc != 0)
+		return rc;
+	size = (uint64_t)st.st_size;
+	*n = off >= size ? 0
+	                 : (size - off < count ? (size_t)(size - off) : count);
+	*eof = off + *n >= size;
+	if (attr)
+		posix_fill_attr(ex, &st, attr);
+	return 0;
+}
+
 static int px_io_getattr(struct bk_export *ex, const struct bk_handle *h,
                          struct bk_attr *out)
 {
@@ -902,6 +935,7 @@ const struct bk_ops bk_posix_ops = {
     .readv = px_readv,
     .read_attr = px_read_attr,
     .io_getattr = px_io_getattr,
+    .read_ref = px_read_ref,
     .write = px_write,
     .commit = px_commit,
     .create = posix_create,

@@ -4,6 +4,8 @@
 #ifndef SNFS_RPC_INT_H
 #define SNFS_RPC_INT_H
 
+#include <sys/types.h>
+
 #include "rpc/rpc.h"
 
 /* msg_type, reply_stat, reject_stat (RFC 5531 section 9) */
@@ -27,5 +29,10 @@ struct rpc_service {
 	struct pmap_local pmap;
 	struct rpc_stats *stats; /* per-procedure counters (stats.h) */
 };
+
+/* Send as much of x's stream (buffer and file parts) from stream offset
+ * off on as the non-blocking socket takes now. Returns bytes sent, or -1
+ * when the connection is broken or a file part cannot be read. */
+ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off);
 
 #endif

@@ -184,27 +184,6 @@ static void conn_notify_locked(struct rpc_conn *c)
 		log_err("rpc: cannot wake the event loop: %s", strerror(errno));
 }
 
-/* Send as much of buf as the socket takes now. Returns bytes sent, or -1
- * when the connection is broken (the loop will see the error itself). */
-static ssize_t send_some(int fd, const uint8_t *buf, size_t len)
-{
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n =
-		    send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			off += (size_t)n;
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			break;
-		} else {
-			return -1;
-		}
-	}
-	return (ssize_t)off;
-}
-
 /* A queued reply around buf, sent from off on; NULL when out of memory. */
 static struct out_chunk *chunk_new(struct xdr_out *buf, size_t off)
 {
@@ -219,10 +198,12 @@ static struct out_chunk *chunk_new(struct xdr_out *buf, size_t off)
 }
 
 /* Count what a queued chunk costs in memory, not its payload: small
- * replies sit in page-sized buffers. */
+ * replies sit in page-sized buffers. File parts count in full: they pin
+ * page cache, and the limit on queued bytes must bound them (and the
+ * descriptors they hold) as it bounds copied replies. */
 static size_t chunk_cost(const struct out_chunk *o)
 {
-	return o->buf.cap + sizeof(*o);
+	return o->buf.cap + (size_t)o->buf.part_bytes + sizeof(*o);
 }
 
 /* Append the unsent part of reply to c's queue (caller holds c->lock);
@@ -265,19 +246,20 @@ static void conn_requeue_head_locked(struct rpc_conn *c, struct xdr_out *buf,
 /* Send reply, then whatever other workers queued meanwhile, with c->lock
  * released during each send (caller holds it; held again on return).
  * Stops at a full socket, the rest waiting in the queue for the loop. */
-static void conn_send_locked(struct rpc_conn *c, struct xdr_out *reply)
+static void conn_send_locked(struct rpc_conn *c, struct xdr_out *reply,
+                             size_t off)
 {
 	struct xdr_out cur = *reply;
-	size_t off = 0;
 	int fd = c->fd;
 
 	memset(reply, 0, sizeof(*reply));
 	c->sending = true;
 	for (;;) {
 		pthread_mutex_unlock(&c->lock);
-		ssize_t n = send_some(fd, cur.buf + off, cur.len - off);
+		ssize_t n = rpc_send_stream(fd, &cur, off);
 		pthread_mutex_lock(&c->lock);
-		if (n >= 0 && off + (size_t)n < cur.len && !c->closed) {
+		if (n >= 0 && off + (size_t)n < xdr_out_size(&cur) &&
+		    !c->closed) {
 			conn_requeue_head_locked(c, &cur, off + (size_t)n);
 			break;
 		}
@@ -310,7 +292,7 @@ static void conn_finish_call(struct rpc_conn *c, struct xdr_out *reply)
 	c->inflight--;
 	if (reply && reply->len && !c->closed) {
 		if (!c->sending && !c->out_head)
-			conn_send_locked(c, reply);
+			conn_send_locked(c, reply, 0);
 		else if (!conn_queue_locked(c, reply, 0))
 			log_err("%s: out of memory queueing a reply",
 			        c->peer_str);
@@ -343,13 +325,14 @@ static void tcp_job_run(struct pool_job *pj, bool cancelled)
 	if (!cancelled &&
 	    xdr_out_init(&reply, REPLY_INITIAL, job->srv->reply_limit) == 0) {
 		have_reply = true;
+		xdr_out_allow_file(&reply);
 		xdr_put_u32(&reply, 0);
 		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
 		                       (struct sockaddr *)&job->peer,
 		                       job->peer_len, RPC_TCP, c, &reply) == 0)
 			xdr_patch_u32(&reply, 0,
 			              RPC_LAST_FRAG |
-			                  (uint32_t)(reply.len - 4));
+			                  (uint32_t)(xdr_out_size(&reply) - 4));
 		else
 			xdr_out_truncate(&reply, 0);
 	}
@@ -554,6 +537,66 @@ static int conn_read(struct rpc_conn *c)
 
 /* Send queued replies while the socket takes them. -1 on a broken
  * connection. */
+/* A queued reply with file parts is sent by a worker, not the loop: its
+ * sendfile reads the file then, which on a cold cache waits for the disk,
+ * and the loop must never wait for a disk. */
+struct flush_job {
+	struct pool_job job; /* first: the pool hands this pointer back */
+	struct rpc_conn *conn;
+	int fd; /* c->fd, which a close meanwhile leaves to this job */
+};
+
+static void flush_job_run(struct pool_job *pj, bool cancelled)
+{
+	struct flush_job *job = (struct flush_job *)pj;
+	struct rpc_conn *c = job->conn;
+	struct out_chunk *o;
+
+	pthread_mutex_lock(&c->lock);
+	o = c->out_head;
+	if (cancelled || c->closed || !o) {
+		c->sending = false;
+		if (c->close_pending) {
+			close(job->fd);
+			c->close_pending = false;
+		}
+	} else {
+		struct xdr_out cur = o->buf;
+		size_t off = o->off;
+
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = NULL;
+		c->out_bytes -= chunk_cost(o);
+		free(o);
+		conn_send_locked(c, &cur, off);
+	}
+	/* The loop looks again: to watch for writability if replies are
+	 * left, or to read again if draining ended a pause. */
+	if (!c->closed)
+		conn_notify_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	conn_unref(c);
+	free(job);
+}
+
+/* Hand the queue to a worker (caller holds c->lock, c->sending is clear).
+ * False when no job could be made: the loop sends itself. */
+static bool conn_flush_by_worker(struct rpc_conn *c)
+{
+	struct flush_job *job = malloc(sizeof(*job));
+
+	if (!job)
+		return false;
+	job->job.fn = flush_job_run;
+	job->conn = c;
+	job->fd = c->fd;
+	conn_ref(c);
+	c->sending = true; /* workers finishing calls queue behind it */
+	pool_submit(c->srv->pool, &job->job);
+	return true;
+}
+
 static int conn_flush(struct rpc_conn *c)
 {
 	int rc = 0;
@@ -562,14 +605,15 @@ static int conn_flush(struct rpc_conn *c)
 	/* a worker sending right now sends the queue after its reply */
 	while (c->out_head && !c->sending) {
 		struct out_chunk *o = c->out_head;
-		ssize_t n =
-		    send_some(c->fd, o->buf.buf + o->off, o->buf.len - o->off);
+		if (o->buf.nparts && conn_flush_by_worker(c))
+			break;
+		ssize_t n = rpc_send_stream(c->fd, &o->buf, o->off);
 		if (n < 0) {
 			rc = -1;
 			break;
 		}
 		o->off += (size_t)n;
-		if (o->off < o->buf.len)
+		if (o->off < xdr_out_size(&o->buf))
 			break;
 		c->out_head = o->next;
 		if (!c->out_head)
@@ -885,16 +929,26 @@ void rpc_server_stop(struct rpc_server *srv)
 }
 
 /* Serving thousands of connections needs thousands of fds: raise the soft
- * limit to the hard one. */
+ * limit to the hard one. Replies waiting to send file parts hold a
+ * descriptor each: an eighth of the limit (they copy beyond it). */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_max;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
 			log_warn("rpc: cannot raise the open file limit: %s",
 			         strerror(errno));
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
 	}
+	rlim_t files = rl.rlim_cur / 8;
+	xdr_set_file_limit(files < 16      ? 16
+	                   : files > 16384 ? 16384
+	                                   : (unsigned)files);
 }
 
 /* The configuration with defaults for zero fields. */

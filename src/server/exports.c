@@ -178,6 +178,8 @@ static const struct {
     {"async", 0, EXP_SYNC},
     {"detect_zeroes", EXP_DETECT_ZEROES, 0},
     {"no_detect_zeroes", 0, EXP_DETECT_ZEROES},
+    {"zerocopy", 0, EXP_NO_ZEROCOPY},
+    {"no_zerocopy", EXP_NO_ZEROCOPY, 0},
 };
 
 /* A byte count with an optional k or m suffix, up to 1 GiB. */

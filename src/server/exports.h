@@ -25,6 +25,7 @@ enum {
 	EXP_SECURE = 1 << 3,        /* only privileged source ports (< 1024) */
 	EXP_SYNC = 1 << 4,          /* write UNSTABLE as FILE_SYNC */
 	EXP_DETECT_ZEROES = 1 << 5, /* READ_PLUS: zero blocks go as holes */
+	EXP_NO_ZEROCOPY = 1 << 6,   /* READ data copied, never sendfile */
 };
 
 /* READ_PLUS sends holes shorter than this as zeros inside DATA. */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,10 +278,75 @@ static void out_release(struct xdr_out *x)
 	block_free(x->buf, x->cap);
 }
 
+static atomic_uint files_held;
+static unsigned files_max = 256;
+
 void xdr_out_free(struct xdr_out *x)
 {
 	out_release(x);
+	if (x->has_fd) {
+		close(x->fd);
+		atomic_fetch_sub(&files_held, 1);
+	}
+	free(x->parts);
 	memset(x, 0, sizeof(*x));
+}
+
+void xdr_set_file_limit(unsigned n)
+{
+	files_max = n;
+}
+
+void xdr_out_allow_file(struct xdr_out *x)
+{
+	x->file_ok = true;
+}
+
+bool xdr_out_may_take_file(const struct xdr_out *x)
+{
+	return x->file_ok && !x->has_fd && !x->err &&
+	       atomic_load(&files_held) < files_max;
+}
+
+bool xdr_out_take_file(struct xdr_out *x, int fd)
+{
+	if (!xdr_out_may_take_file(x))
+		return false;
+	atomic_fetch_add(&files_held, 1);
+	x->has_fd = true;
+	x->fd = fd;
+	return true;
+}
+
+bool xdr_put_file(struct xdr_out *x, uint64_t off, uint64_t len)
+{
+	size_t pad = xdr_pad((size_t)(len & 3));
+
+	if (!x->has_fd || x->err || len > x->limit) {
+		x->err = true;
+		return false;
+	}
+	if (x->nparts == x->parts_cap) {
+		uint32_t cap = x->parts_cap ? 2 * x->parts_cap : 8;
+		struct xdr_file_part *np = realloc(x->parts, cap * sizeof(*np));
+		if (!np) {
+			x->err = true;
+			return false;
+		}
+		x->parts = np;
+		x->parts_cap = cap;
+	}
+	/* the bytes count against the limit as if they were in buf */
+	x->part_bytes += len;
+	if (!xdr_out_ensure(x, pad)) {
+		x->part_bytes -= len;
+		return false;
+	}
+	x->parts[x->nparts++] =
+	    (struct xdr_file_part){.at = x->len, .off = off, .len = len};
+	memset(x->buf + x->len, 0, pad);
+	x->len += pad;
+	return true;
 }
 
 /* Move the encoded bytes to a new aligned block of cap bytes. */
@@ -306,7 +373,8 @@ bool xdr_out_ensure(struct xdr_out *x, size_t n)
 	size_t need, cap;
 	if (x->err)
 		return false;
-	if (n > x->limit || x->len > x->limit - n) {
+	if (n > x->limit || x->part_bytes > x->limit - n ||
+	    x->len > x->limit - n - x->part_bytes) {
 		x->err = true;
 		return false;
 	}
@@ -323,6 +391,8 @@ void xdr_out_truncate(struct xdr_out *x, size_t len)
 {
 	if (len < x->len)
 		x->len = len;
+	while (x->nparts && x->parts[x->nparts - 1].at >= len)
+		x->part_bytes -= x->parts[--x->nparts].len;
 }
 
 uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n)

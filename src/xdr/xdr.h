@@ -41,12 +41,26 @@ bool xdr_get_string(struct xdr_in *x, char *dst, size_t dstsz, uint32_t max);
 /* Skip n bytes plus padding. */
 bool xdr_skip(struct xdr_in *x, size_t n);
 
+/* Bytes of a file that go out in place (sendfile) instead of being read
+ * into the buffer: they follow buffer position at in the reply's stream. */
+struct xdr_file_part {
+	size_t at;
+	uint64_t off, len;
+};
+
 struct xdr_out {
 	uint8_t *buf;
-	size_t len;
+	size_t len; /* bytes in buf; positions (patch, truncate) are in buf */
 	size_t cap;
-	size_t limit; /* the buffer never grows past this */
+	size_t limit; /* buf plus file parts never grow past this */
 	bool err;
+	/* File parts, all of one file (fd, owned): only on a reply that a
+	 * transport sends as a stream (xdr_out_allow_file). */
+	bool file_ok, has_fd;
+	int fd;
+	struct xdr_file_part *parts;
+	uint32_t nparts, parts_cap;
+	uint64_t part_bytes; /* the sum of the parts' lengths */
 };
 
 /* Returns 0 or -ENOMEM. The buffer starts page-aligned. */
@@ -54,7 +68,26 @@ int xdr_out_init(struct xdr_out *x, size_t initial, size_t limit);
 void xdr_out_free(struct xdr_out *x);
 /* Make room for n more bytes now, so a later reserve cannot move the buffer. */
 bool xdr_out_ensure(struct xdr_out *x, size_t n);
+/* Truncating to a position at or before a file part drops the part. */
 void xdr_out_truncate(struct xdr_out *x, size_t len);
+/* The reply's length on the wire: the buffer and its file parts. */
+static inline uint64_t xdr_out_size(const struct xdr_out *x)
+{
+	return x->len + x->part_bytes;
+}
+
+/* File parts (zero-copy replies). A transport that can send them says so
+ * on the reply; an encoder then asks whether the reply may take a file
+ * (allowed, none yet, and few enough held server-wide: each queued reply
+ * holds a descriptor), hands it one (the reply owns and closes it), and
+ * puts parts of it: len bytes from off, then zero padding in the buffer.
+ * False when not possible; the encoder then copies the bytes instead. */
+void xdr_out_allow_file(struct xdr_out *x);
+bool xdr_out_may_take_file(const struct xdr_out *x);
+bool xdr_out_take_file(struct xdr_out *x, int fd);
+bool xdr_put_file(struct xdr_out *x, uint64_t off, uint64_t len);
+/* The most descriptors all replies together may hold (default 256). */
+void xdr_set_file_limit(unsigned n);
 
 bool xdr_put_u32(struct xdr_out *x, uint32_t v);
 bool xdr_put_i32(struct xdr_out *x, int32_t v);

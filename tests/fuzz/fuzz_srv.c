@@ -23,6 +23,8 @@
 #include "server/snfsd.h"
 #include "util/log.h"
 
+#include "../server/nfs4/stream.h"
+
 /* Largest file the fuzzer may make: WRITE and SETATTR size get EFBIG past
  * it instead of filling the disk between two tree rebuilds. */
 #define FUZZ_FSIZE_LIMIT (64u << 20)
@@ -461,9 +463,20 @@ static void check_reply(int rc, const uint8_t *rec, size_t len,
 	}
 	if (rc != 0)
 		fail("rpc_service_handle returned", rc);
-	if (reply->len < 4 + 12 || reply->len > limit ||
-	    (reply->len - 4) % 4 != 0)
-		fail("bad reply length", (long long)reply->len - 4);
+	if (reply->len < 4 + 12 || xdr_out_size(reply) > limit ||
+	    (xdr_out_size(reply) - 4) % 4 != 0)
+		fail("bad reply length", (long long)xdr_out_size(reply) - 4);
+	/* file parts (TCP): in order, inside the buffer, summed right */
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < reply->nparts; i++) {
+		if (reply->parts[i].at > reply->len ||
+		    (i && reply->parts[i].at < reply->parts[i - 1].at) ||
+		    reply->parts[i].len == 0)
+			fail("bad file part", (long long)i);
+		sum += reply->parts[i].len;
+	}
+	if (sum != reply->part_bytes || (reply->nparts && !reply->has_fd))
+		fail("file parts do not add up", (long long)sum);
 	if (len < 4 || memcmp(reply->buf + 4, rec, 4) ||
 	    get_be32(reply->buf + 8) != 1)
 		fail("reply xid or message type wrong", 0);
@@ -526,6 +539,8 @@ void fuzz_srv_call_reply(const uint8_t *rec, size_t len, enum rpc_transport t,
 	/* Like the TCP transport: room for the record mark first. */
 	if (xdr_out_init(&reply, 4096, limit) || !xdr_put_u32(&reply, GUARD))
 		abort();
+	if (t == RPC_TCP)
+		xdr_out_allow_file(&reply);
 	rc = rpc_service_handle(S.svc, buf, n, (struct sockaddr *)&peer,
 	                        sizeof(peer), t, NULL, &reply);
 	check_reply(rc, buf, n, &reply, limit);
@@ -539,11 +554,13 @@ void fuzz_srv_call_reply(const uint8_t *rec, size_t len, enum rpc_transport t,
 	if (trace)
 		trace_call(rc, buf, n, &reply);
 	if (out) {
-		*outlen = reply.len - 4;
+		uint8_t *s = reply_stream_of(&reply);
+		*outlen = xdr_out_size(&reply) - 4;
 		*out = malloc(*outlen ? *outlen : 1);
-		if (!*out)
+		if (!s || !*out)
 			abort();
-		memcpy(*out, reply.buf + 4, *outlen);
+		memcpy(*out, s + 4, *outlen);
+		free(s);
 	}
 	xdr_out_free(&reply);
 	free(buf);

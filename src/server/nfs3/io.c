@@ -6,6 +6,7 @@
 #include "server/exports.h"
 #include "server/nfs3/nfs3_proc.h"
 #include "server/nfs4/share.h"
+#include "server/readio.h"
 #include "server/snfsd.h"
 
 /* READ and WRITE act on regular files only: ISDIR for a directory, INVAL
@@ -29,34 +30,61 @@ static void be32_at(uint8_t *p, uint32_t v)
 	p[3] = v;
 }
 
-/* Encode READ3resok reading straight into the reply buffer: the header is
- * reserved, the backend fills the data area, then the header is written
- * and the buffer cut to the bytes actually read. The attributes go before
- * the data but are taken after the read, so their region has a fixed size.
- * With before NULL the backend's read_attr reads and takes them from its
- * open fd in one go; otherwise a getattr follows the read (before stands
- * in if it fails). */
+/* Write READ3resok's header, reserved at hdr_pos, for n bytes. */
+static void put_read_hdr(struct nfs_req *r, struct xdr_out *res, size_t hdr_pos,
+                         const struct bk_attr *after, size_t n, bool eof)
+{
+	uint8_t *hdr = res->buf + hdr_pos;
+
+	be32_at(hdr, 1); /* attributes_follow */
+	nfs3_fattr_bytes(hdr + 4, after, r->ex->fsid);
+	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE, (uint32_t)n);
+	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE + 4, eof ? 1 : 0);
+	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE + 8, (uint32_t)n);
+}
+
+/* Encode READ3resok with the data in place (readio.h) or read straight
+ * into the reply buffer: the header is reserved, the data put after it,
+ * then the header is written and the buffer cut to the bytes actually
+ * read. The attributes go before the data but are taken after the read,
+ * so their region has a fixed size. In place, they are the file's as
+ * the reply is made. With before NULL the backend's read_attr reads and
+ * takes them from its open fd in one go; otherwise a getattr follows the
+ * read (before stands in if it fails). */
 static uint32_t read_into_reply(struct nfs_req *r, struct xdr_out *res,
                                 uint64_t off, uint32_t count,
                                 const struct bk_attr *before)
 {
-	size_t start = res->len, room;
+	size_t start = res->len, room, hdr_pos, got;
 	struct bk_attr after;
-	uint8_t *hdr, *data;
+	uint8_t *data;
 	bool eof = false;
 	ssize_t n;
+	int rc;
 
 	room = res->limit > res->len + 4 + READ_HDR + 4
 	           ? res->limit - res->len - 4 - READ_HDR - 4
 	           : 0;
 	if (count > room)
 		count = (uint32_t)(room & ~(size_t)3);
-	if (!xdr_out_ensure(res, 4 + READ_HDR + (size_t)count + 4))
-		return NFS3ERR_SERVERFAULT;
 	xdr_put_u32(res, NFS3_OK);
-	hdr = xdr_put_reserve(res, READ_HDR);
-	data = xdr_put_reserve(res, count);
-	if (!hdr || !data) {
+	hdr_pos = res->len;
+	if (!xdr_put_reserve(res, READ_HDR)) {
+		xdr_out_truncate(res, start);
+		return NFS3ERR_SERVERFAULT;
+	}
+	rc = srv_read_inplace(res, r->ex, r->rule, &r->cred, &r->bh, off, count,
+	                      &got, &eof, &after);
+	if (rc != 0) {
+		if (rc < 0) {
+			xdr_out_truncate(res, start);
+			return nfs3_stat_from_errno(rc);
+		}
+		put_read_hdr(r, res, hdr_pos, &after, got, eof);
+		return NFS3_OK;
+	}
+	if (!xdr_out_ensure(res, (size_t)count + 4) ||
+	    !(data = xdr_put_reserve(res, count))) {
 		xdr_out_truncate(res, start);
 		return NFS3ERR_SERVERFAULT;
 	}
@@ -76,11 +104,7 @@ static uint32_t read_into_reply(struct nfs_req *r, struct xdr_out *res,
 	/* RFC 1813 section 3.3.6: eof when the read reached the end. */
 	if (off + (uint64_t)n >= after.size)
 		eof = true;
-	be32_at(hdr, 1); /* attributes_follow */
-	nfs3_fattr_bytes(hdr + 4, &after, r->ex->fsid);
-	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE, (uint32_t)n);
-	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE + 4, eof ? 1 : 0);
-	be32_at(hdr + NFS3_POST_OP_ATTR_SIZE + 8, (uint32_t)n);
+	put_read_hdr(r, res, hdr_pos, &after, (size_t)n, eof);
 	xdr_out_truncate(res, (size_t)(data - res->buf) + (size_t)n +
 	                          xdr_pad((size_t)n));
 	memset(data + n, 0, xdr_pad((size_t)n));

@@ -159,7 +159,7 @@ const char *nfs4_op_name(uint32_t op)
  * RPC header. */
 static size_t reply_used(const struct nfs4_compound *c)
 {
-	return NFS4_RPC_HDR + (c->res->len - c->res_start);
+	return NFS4_RPC_HDR + ((size_t)xdr_out_size(c->res) - c->res_start);
 }
 
 /* 4.1 session rules checked before an op runs (RFC 8881 2.10.6,

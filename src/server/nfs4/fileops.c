@@ -533,7 +533,8 @@ uint32_t nfs4_op_readdir(struct nfs4_compound *c)
 	if (maxcount > NFS4_MAXIO)
 		maxcount = NFS4_MAXIO;
 	if (c->maxresp) {
-		size_t used = NFS4_RPC_HDR + (c->res->len - c->res_start);
+		size_t used = NFS4_RPC_HDR +
+		              ((size_t)xdr_out_size(c->res) - c->res_start);
 		size_t room = c->maxresp > used ? c->maxresp - used : 0;
 		if (maxcount > room)
 			maxcount = (uint32_t)room;

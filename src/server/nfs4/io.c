@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/nfs4/nfs4.h"
+#include "server/readio.h"
 #include "server/snfsd.h"
 
 enum { OPEN4_NOCREATE = 0, OPEN4_CREATE = 1 };
@@ -356,7 +357,8 @@ uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
 		count = NFS4_MAXIO;
 	if (!c->maxresp)
 		return count;
-	used = NFS4_RPC_HDR + (c->res->len - c->res_start) + overhead;
+	used = NFS4_RPC_HDR + ((size_t)xdr_out_size(c->res) - c->res_start) +
+	       overhead;
 	room = c->maxresp > used ? c->maxresp - used : 0;
 	return count < room ? count : (uint32_t)(room & ~(size_t)3);
 }
@@ -390,6 +392,18 @@ uint32_t nfs4_op_read(struct nfs4_compound *c)
 	xdr_put_bool(c->res, false);
 	xdr_put_u32(c->res, 0);
 	data = c->res->len;
+	size_t got;
+	int rc = srv_read_inplace(c->res, c->cfh.ex, c->cfh.rule, &c->cfh.cred,
+	                          &c->cfh.bh, off, count, &got, &eof, NULL);
+	if (rc < 0) {
+		xdr_out_truncate(c->res, eofpos);
+		return type_first(c, nfs4_errno(rc));
+	}
+	if (rc > 0) {
+		xdr_patch_u32(c->res, eofpos, eof);
+		xdr_patch_u32(c->res, data - 4, (uint32_t)got);
+		return NFS4_OK;
+	}
 	p = xdr_put_reserve(c->res, count);
 	if (!p)
 		return NFS4ERR_RESOURCE;

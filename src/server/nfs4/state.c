@@ -921,6 +921,9 @@ uint32_t nfs4_op_sequence(struct nfs4_compound *c)
 	c->session = ses;
 	c->slotid = slotid;
 	c->cachethis = cachethis;
+	/* a reply kept for replay must hold its bytes: no file parts */
+	if (cachethis)
+		c->res->file_ok = false;
 	c->maxresp = ses->maxresp;
 	c->maxresp_cached = ses->maxresp_cached;
 	c->clientid = ses->cl->clientid;
@@ -944,7 +947,7 @@ void nfs4_session_done(struct nfs4_compound *c, const uint8_t *reply,
 
 	pthread_mutex_lock(&c->st->lock);
 	sl->busy = false;
-	if (!c->retry_uncached && !sl->reply &&
+	if (!c->retry_uncached && !sl->reply && c->res->nparts == 0 &&
 	    (c->cachethis || len <= SLOT_CACHE_SMALL)) {
 		sl->reply = malloc(len ? len : 1);
 		if (sl->reply) {

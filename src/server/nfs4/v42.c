@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "server/nfs4/nfs4.h"
+#include "server/readio.h"
 #include "server/snfsd.h"
 
 enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
@@ -88,6 +89,8 @@ struct rp_state {
 	uint64_t hole_off, hole_end;
 	size_t hole_len_at;
 	uint32_t hole_seg;
+	bool inplace;  /* the reply holds this file for its file parts */
+	uint64_t size; /* the file's, when the op began */
 };
 
 /* Charge one more segment header; false when it does not fit. */
@@ -228,6 +231,46 @@ static size_t rp_split_zeroes(struct rp_state *r, size_t hdr, uint64_t off,
 	return w;
 }
 
+/* Whether the data piece at off, len bytes, goes out in place. */
+static bool rp_big(const struct rp_state *r, uint64_t len)
+{
+	const struct nfs4_fh *fh = &r->c->cfh;
+
+	return len >= READ_INPLACE_MIN && !r->zeroes &&
+	       srv_inplace_allowed(fh->ex, fh->rule) &&
+	       (r->inplace || xdr_out_may_take_file(r->c->res));
+}
+
+/* A DATA segment's bytes as a file part (readio.h): the first one takes
+ * the file, later ones reuse it, up to the size the op started with (a
+ * file shrunk since sends zeros, as a read racing a truncate may see).
+ * Returns the bytes put, 0 at EOF, -EAGAIN when not in place (the
+ * caller reads), or -errno. */
+static ssize_t rp_put_inplace(struct rp_state *r, uint64_t off, uint64_t len)
+{
+	struct nfs4_compound *c = r->c;
+	size_t n;
+	bool eof;
+	int rc;
+
+	if (!rp_big(r, len))
+		return -EAGAIN;
+	if (r->inplace) {
+		if (off >= r->size)
+			return 0;
+		n = r->size - off < len ? (size_t)(r->size - off) : (size_t)len;
+		return xdr_put_file(c->res, off, n) ? (ssize_t)n : -ENOMEM;
+	}
+	rc = srv_read_inplace(c->res, c->cfh.ex, c->cfh.rule, &c->cfh.cred,
+	                      &c->cfh.bh, off, (size_t)len, &n, &eof, NULL);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return -EAGAIN;
+	r->inplace = n > 0;
+	return (ssize_t)n;
+}
+
 /* One DATA segment of up to len bytes read straight into the reply.
  * Returns the bytes read (0 at a concurrent truncation) or -errno. */
 static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
@@ -249,6 +292,18 @@ static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
 	xdr_put_u64(x, off);
 	xdr_put_u32(x, 0);
 	data = x->len;
+	n = rp_put_inplace(r, off, len);
+	if (n > 0) {
+		xdr_patch_u32(x, data - 4, (uint32_t)n);
+		r->nseg++;
+		r->room -= (size_t)n;
+		r->pos = off + (uint64_t)n;
+		return n;
+	}
+	if (n < 0 && n != -EAGAIN) {
+		xdr_out_truncate(x, start);
+		return n;
+	}
 	/* Room for the rest of the range now: no later segment moves
 	 * (copies) the reply. */
 	if (!r->sized) {
@@ -354,6 +409,32 @@ static int rp_put_batch(struct rp_state *r, struct rp_piece *pc, int n)
 	return 0;
 }
 
+/* Encode the pieces: runs of small ones read by one readv each, big
+ * data pieces in place. Returns as rp_put_batch. */
+static int rp_flush(struct rp_state *r, struct rp_piece *pc, int np)
+{
+	int i = 0, rc = 0;
+
+	while (i < np && rc == 0 && !r->full) {
+		int j = i;
+		ssize_t got;
+
+		while (j < np && (pc[j].hole || !rp_big(r, pc[j].len)))
+			j++;
+		if (j > i)
+			rc = rp_put_batch(r, pc + i, j - i);
+		if (rc != 0 || j == np || r->full)
+			break;
+		got = rp_put_data(r, pc[j].off, pc[j].len);
+		if (got < 0)
+			return (int)got;
+		if ((uint64_t)got < pc[j].len)
+			return r->full ? 0 : 1;
+		i = j + 1;
+	}
+	return rc;
+}
+
 /* Cut the extents into pieces for rp_put_batch: small holes merged into
  * the data around them (by readplus_min_hole), and a batch ended by a
  * hole longer than GAP_MAX, which is encoded on its own. */
@@ -377,7 +458,7 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 		}
 		if (hole && (np == 0 || e - s > GAP_MAX)) {
 			if (np)
-				rc = rp_put_batch(r, pc, np);
+				rc = rp_flush(r, pc, np);
 			np = 0;
 			if (rc == 0 && !r->full)
 				rp_put_hole(r, s, e - s,
@@ -387,12 +468,12 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 		pc[np++] =
 		    (struct rp_piece){.off = s, .len = e - s, .hole = hole};
 		if (np == BATCH_MAX) {
-			rc = rp_put_batch(r, pc, np);
+			rc = rp_flush(r, pc, np);
 			np = 0;
 		}
 	}
 	if (np && rc == 0 && !r->full)
-		rc = rp_put_batch(r, pc, np);
+		rc = rp_flush(r, pc, np);
 	return rc;
 }
 
@@ -475,6 +556,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	r.end = off < a.size ? (a.size - off > r.room ? off + r.room : a.size)
 	                     : off;
 	r.pos = off;
+	r.size = a.size;
 	r.min_hole = c->cfh.rule ? c->cfh.rule->readplus_min_hole
 	                         : EXP_READPLUS_MIN_HOLE_DEFAULT;
 	r.zeroes = c->cfh.rule && (c->cfh.rule->flags & EXP_DETECT_ZEROES);

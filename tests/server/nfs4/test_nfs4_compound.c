@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
+#include "stream.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
 #include "server/nfs4/share.h"
@@ -83,6 +84,9 @@ struct reply {
 	uint32_t nres;
 };
 
+/* Replies may take file parts, as the TCP transport's do. */
+static bool allow_files;
+
 static void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
                        uint32_t proc, struct reply *rep)
 {
@@ -116,6 +120,8 @@ static void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
 	}
 	xdr_out_free(&rep->buf);
 	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
+	if (allow_files)
+		xdr_out_allow_file(&rep->buf);
 	rep->stat = -1;
 	rep->status = 0xdead;
 	rep->nres = 0;
@@ -234,8 +240,8 @@ static int setup(void)
 	mkdir(rodir, 0755);
 	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
 	         rwdir);
-	snprintf(spec_ro, sizeof(spec_ro), "%s:ro,insecure,no_root_squash",
-	         rodir);
+	snprintf(spec_ro, sizeof(spec_ro),
+	         "%s:ro,insecure,no_root_squash,no_zerocopy", rodir);
 	specs[0] = spec_rw;
 	specs[1] = spec_ro;
 	rc = exports_load(NULL, specs, 2, &t, err, sizeof(err));
@@ -882,14 +888,161 @@ out:
 	return st;
 }
 
-static void op_sequence(struct cbuf *b, uint32_t seq)
+static void op_sequence_c(struct cbuf *b, uint32_t seq, bool cachethis)
 {
 	op(b, OP4_SEQUENCE);
 	xdr_put_fixed(&b->x, sessionid, 16);
 	xdr_put_u32(&b->x, seq);
 	xdr_put_u32(&b->x, 0);
 	xdr_put_u32(&b->x, 0);
-	xdr_put_bool(&b->x, false);
+	xdr_put_bool(&b->x, cachethis);
+}
+
+static void op_sequence(struct cbuf *b, uint32_t seq)
+{
+	op_sequence_c(b, seq, false);
+}
+
+/* A reply's stream as the transport sends it; rep->res re-pointed at
+ * the results in it (no part comes before them). */
+static uint8_t *stream_of(struct reply *rep)
+{
+	uint8_t *s = reply_stream_of(&rep->buf);
+
+	if (s) {
+		size_t pos = rep->res.pos;
+		xdr_in_init(&rep->res, s, xdr_out_size(&rep->buf));
+		rep->res.pos = pos;
+	}
+	return s;
+}
+
+/* Skip the results of the ops before the last one (SEQUENCE, PUTROOTFH,
+ * LOOKUPs: fixed shapes the walk makes), leaving res at the last. */
+static void skip_to_last(struct reply *rep, bool sequence)
+{
+	uint32_t o, v;
+
+	for (uint32_t i = 0; i + 1 < rep->nres; i++) {
+		xdr_get_u32(&rep->res, &o);
+		xdr_get_u32(&rep->res, &v);
+		if (i == 0 && sequence)
+			xdr_skip(&rep->res, 16 + 5 * 4);
+	}
+}
+
+/* A COMPOUND reading count bytes at off of dir/big (anonymous stateid),
+ * with SEQUENCE (seq, cachethis) for minor 1. Returns its status. */
+static uint32_t read_big(struct reply *rep, uint32_t minor, uint32_t seq,
+                         bool cachethis, const char *dir, uint64_t off,
+                         uint32_t count, int nreads)
+{
+	struct nfs4_stateid anon = {0};
+	struct cbuf b;
+
+	c_begin(&b, minor);
+	if (minor)
+		op_sequence_c(&b, seq, cachethis);
+	op_walk(&b, dir);
+	op_name(&b, OP4_LOOKUP, "big");
+	for (int k = 0; k < nreads; k++) {
+		op(&b, OP4_READ);
+		nfs4_put_stateid(&b.x, &anon);
+		xdr_put_u64(&b.x, off);
+		xdr_put_u32(&b.x, count);
+	}
+	return c_send(&b, rep);
+}
+
+/* Whether the last result in rep (a READ) holds want's n bytes, eof
+ * unset, decoded from the reply's stream. */
+static bool read_result_is(struct reply *rep, bool sequence,
+                           const uint8_t *want, uint32_t want_n)
+{
+	uint8_t *s = stream_of(rep);
+	const uint8_t *p;
+	uint32_t n;
+	bool eof, ok;
+
+	skip_to_last(rep, sequence);
+	ok = s && res_next(rep, OP4_READ) == NFS4_OK &&
+	     xdr_get_bool(&rep->res, &eof) && !eof &&
+	     xdr_get_opaque_ref(&rep->res, &p, &n, 1 << 20) && n == want_n &&
+	     !memcmp(p, want, n);
+	free(s);
+	return ok;
+}
+
+static bool write_big(const char *dir, const uint8_t *data, size_t n)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/big", dir);
+	f = fopen(path, "w");
+	return f && fwrite(data, 1, n, f) == n && fclose(f) == 0;
+}
+
+/* READ with the data in place: decoded from the stream, equal to the
+ * file; a 4.1 reply with file parts is not kept for replay (the retry is
+ * RETRY_UNCACHED_REP), one asked to be cached holds its bytes; the
+ * session's reply limit counts bytes in place; no_zerocopy copies. */
+static void test_inplace_read(void)
+{
+	static uint8_t file[200 * 1024];
+	struct reply rep = {0}, rep2 = {0};
+	uint32_t st;
+
+	for (size_t i = 0; i < sizeof(file); i++)
+		file[i] = (uint8_t)(i * 7 + (i >> 12));
+	CHECK(write_big(rwdir, file, sizeof(file)), "inplace: file written");
+	allow_files = true;
+
+	st = read_big(&rep, 0, 0, false, rwdir, 1001, 150001, 1);
+	CHECK(st == NFS4_OK && rep.buf.nparts == 1,
+	      "inplace: 4.0 READ reply has a file part");
+	CHECK(read_result_is(&rep, false, file + 1001, 150001),
+	      "inplace: 4.0 READ data from the stream equal the file");
+
+	CHECK(exchange_and_session("inplace", 1 << 20) == NFS4_OK,
+	      "inplace: session");
+	for (int cache = 0; cache <= 1; cache++) {
+		st = read_big(&rep, 1, ++slot_seq, cache, rwdir, 1001, 150001,
+		              1);
+		CHECK(st == NFS4_OK && rep.buf.nparts == (cache ? 0 : 1),
+		      cache ? "inplace: cachethis READ is copied"
+		            : "inplace: 4.1 READ reply has a file part");
+		CHECK(read_result_is(&rep, true, file + 1001, 150001),
+		      "inplace: 4.1 READ data from the stream equal the file");
+		st =
+		    read_big(&rep2, 1, slot_seq, cache, rwdir, 1001, 150001, 1);
+		if (cache)
+			CHECK(st == NFS4_OK && rep2.buf.len == rep.buf.len &&
+			          !memcmp(rep2.buf.buf + 4, rep.buf.buf + 4,
+			                  rep.buf.len - 4),
+			      "inplace: cached READ replays whole");
+		else
+			CHECK(st == NFS4ERR_RETRY_UNCACHED_REP,
+			      "inplace: a reply with file parts is not kept "
+			      "(RETRY_UNCACHED_REP)");
+	}
+
+	CHECK(exchange_and_session("inplace-small", 200000) == NFS4_OK,
+	      "inplace: session with a 200000-byte reply limit");
+	st = read_big(&rep, 1, ++slot_seq, false, rwdir, 0, 150000, 2);
+	CHECK(st == NFS4_OK && rep.buf.nparts == 1 &&
+	          xdr_out_size(&rep.buf) + 4 <= 200000,
+	      "inplace: two READs fit the session's reply limit");
+
+	CHECK(write_big(rodir, file, sizeof(file)),
+	      "inplace: file written on the no_zerocopy export");
+	st = read_big(&rep, 0, 0, false, rodir, 0, 150000, 1);
+	CHECK(st == NFS4_OK && rep.buf.nparts == 0 &&
+	          read_result_is(&rep, false, file, 150000),
+	      "inplace: no_zerocopy export: READ copied, data equal");
+	allow_files = false;
+	rep_free(&rep);
+	rep_free(&rep2);
 }
 
 static void test_sessions(void)
@@ -1264,6 +1417,7 @@ int main(void)
 	test_state40();
 	test_many_opens();
 	test_sessions();
+	test_inplace_read();
 	test_truncation_and_mutation();
 	test_random_compounds();
 	test_readdir_light();

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
+#include "stream.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
 #include "server/programs.h"
@@ -59,7 +60,22 @@ struct reply {
 	struct xdr_out buf;
 	struct xdr_in res;
 	uint32_t status;
+	uint8_t *stream; /* the sent bytes, when the reply had file parts */
 };
+
+/* Replies may take file parts (data sent in place), as on TCP. */
+static bool inplace;
+
+/* The reply as the transport sends it. */
+static const uint8_t *reply_stream(struct reply *rep)
+{
+	free(rep->stream);
+	rep->stream = NULL;
+	if (rep->buf.nparts == 0)
+		return rep->buf.buf;
+	rep->stream = reply_stream_of(&rep->buf);
+	return rep->stream ? rep->stream : rep->buf.buf;
+}
 
 /* Send a COMPOUND; the reply's results follow in rep->res. Returns the
  * COMPOUND status (0xbad when there was no proper reply). */
@@ -93,11 +109,13 @@ static uint32_t c_send(struct cbuf *b, struct reply *rep)
 	xdr_out_free(&b->x);
 	xdr_out_free(&rep->buf);
 	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
+	if (inplace)
+		xdr_out_allow_file(&rep->buf);
 	rep->status = 0xbad;
 	if (rpc_service_handle(S.svc, rec.buf, rec.len,
 	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
 	                       NULL, &rep->buf) == 0) {
-		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
+		xdr_in_init(&in, reply_stream(rep), xdr_out_size(&rep->buf));
 		for (int i = 0; i < 4; i++)
 			xdr_get_u32(&in, &v);
 		xdr_get_u32(&in, &vlen);
@@ -393,7 +411,8 @@ struct verdict {
 	uint64_t big_data; /* bytes of real holes >= min sent as data */
 	uint64_t wire;     /* reply bytes */
 	uint32_t rpcs, segs;
-	uint32_t past; /* holes reported past the range asked for */
+	uint32_t past;  /* holes reported past the range asked for */
+	uint32_t parts; /* DATA segments sent in place (inplace) */
 };
 
 /* Read all of f through READ_PLUS in count-byte calls and judge it against
@@ -413,7 +432,8 @@ static struct verdict read_all(const char *dir, const char *name,
 		uint64_t rend = pos + count;
 
 		v.rpcs++;
-		v.wire += r.rep.buf.len;
+		v.wire += xdr_out_size(&r.rep.buf);
+		v.parts += r.rep.buf.nparts;
 		if (st != 0 || r.n == 0) {
 			v.ok = false;
 			break;
@@ -480,6 +500,8 @@ static struct verdict read_all(const char *dir, const char *name,
 	if (v.big_data)
 		v.exact = false;
 	xdr_out_free(&r.rep.buf);
+	free(r.rep.stream);
+	r.rep.stream = NULL;
 	return v;
 }
 
@@ -503,6 +525,45 @@ static const struct shape {
     /* holes longer than the server's one-readv gap (16 KiB) */
     {"mixed-128d", 131072, false, false},
 };
+
+/* With file parts allowed, every shape reads the same (segments, bytes,
+ * holes): data runs of READ_INPLACE_MIN or more go in place, the rest are
+ * copied, and a reply mixes both. */
+static void test_every_hole_inplace(void)
+{
+	static const char *names[] = {"data", "mixed-4d", "mixed-16h",
+	                              "mixed-32d", "mixed-128d"};
+	const uint32_t want_parts[] = {1, 0, 0, 1, 1};
+	char msg[160];
+
+	inplace = true;
+	for (size_t i = 0; i < 5; i++) {
+		const struct shape *sh = NULL;
+		static struct file f;
+		struct verdict v;
+
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+			if (!strcmp(shapes[k].name, names[i]))
+				sh = &shapes[k];
+		make_file(rp0, sh->name, FSIZE + 12345, sh->unit,
+		          sh->hole_first, sh->data, false);
+		CHECK(load_file(rp0, sh->name, &f), "load the file");
+		v = read_all(rp0, sh->name, &f, 1 << 20, 1, false);
+		snprintf(msg, sizeof(msg),
+		         "in place %s: segments, holes and content match",
+		         sh->name);
+		CHECK(v.ok && v.exact && v.tiny == 0, msg);
+		snprintf(msg, sizeof(msg),
+		         "in place %s: %s data sent in place (%u parts, %u "
+		         "calls)",
+		         sh->name, want_parts[i] ? "big" : "no small", v.parts,
+		         v.rpcs);
+		CHECK(want_parts[i] ? v.parts >= v.rpcs - 1 : v.parts == 0,
+		      msg);
+		free(f.content);
+	}
+	inplace = false;
+}
 
 static void test_every_hole(void)
 {
@@ -753,6 +814,7 @@ int main(void)
 		TEST_EXIT();
 	CHECK(make_session() == 0, "4.2 session");
 	test_every_hole();
+	test_every_hole_inplace();
 	test_threshold();
 	test_detect_zeroes();
 	test_seek();

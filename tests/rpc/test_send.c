@@ -1,0 +1,218 @@
+/* Replies with file parts (xdr.h) and their sending (rpc/send.c): the
+ * stream is the buffer with each part's file bytes in place, across
+ * partial sends, with zeros where the file was cut short after the reply
+ * was made; truncation, limits and descriptor ownership. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "rpc/rpc_int.h"
+
+#define FILE_SIZE (300 * 1024)
+
+struct sink {
+	int fd;
+	uint8_t *buf;
+	size_t want, got;
+};
+
+static void *drain(void *arg)
+{
+	struct sink *s = arg;
+
+	while (s->got < s->want) {
+		ssize_t n = read(s->fd, s->buf + s->got, s->want - s->got);
+		if (n <= 0)
+			break;
+		s->got += (size_t)n;
+		usleep(200); /* slow: the sender sees a full socket */
+	}
+	return NULL;
+}
+
+/* A connected TCP pair over loopback, the sending side non-blocking
+ * with a small buffer (partial sends). */
+static int tcp_pair(int *snd, int *rcv)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), small = 16384;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(l, 1) < 0 || getsockname(l, (struct sockaddr *)&a, &al) < 0)
+		return -1;
+	*rcv = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(*rcv, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return -1;
+	*snd = accept(l, NULL, NULL);
+	close(l);
+	if (*snd < 0)
+		return -1;
+	setsockopt(*snd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	return fcntl(*snd, F_SETFL, O_NONBLOCK);
+}
+
+/* Send x whole through the pair, as the server does: rpc_send_stream
+ * until done, waiting for writability between. Returns the bytes the
+ * peer got (into out, at most cap), or -1. */
+static ssize_t send_all(const struct xdr_out *x, uint8_t *out, size_t cap,
+                        int *calls)
+{
+	int snd, rcv;
+	size_t off = 0;
+	struct sink s;
+	pthread_t t;
+
+	if (tcp_pair(&snd, &rcv) < 0)
+		return -1;
+	s = (struct sink){.fd = rcv, .buf = out, .want = cap};
+	pthread_create(&t, NULL, drain, &s);
+	*calls = 0;
+	while (off < xdr_out_size(x)) {
+		struct pollfd p = {.fd = snd, .events = POLLOUT};
+		ssize_t n = rpc_send_stream(snd, x, off);
+
+		(*calls)++;
+		if (n < 0)
+			break;
+		off += (size_t)n;
+		if (off < xdr_out_size(x))
+			poll(&p, 1, 1000);
+	}
+	shutdown(snd, SHUT_WR);
+	pthread_join(t, NULL);
+	close(snd);
+	close(rcv);
+	return off == xdr_out_size(x) ? (ssize_t)s.got : -1;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed + (i >> 9));
+}
+
+/* header word, part A (odd length: padded), a word, part B, a word */
+static bool build(struct xdr_out *x, int file, uint64_t a_off, uint64_t a_len,
+                  uint64_t b_off, uint64_t b_len)
+{
+	bool ok = xdr_out_init(x, 256, 1 << 20) == 0;
+	xdr_out_allow_file(x);
+	ok = ok && xdr_put_u32(x, 0x11111111) && xdr_out_may_take_file(x);
+	ok = ok && xdr_out_take_file(x, dup(file));
+	ok = ok && xdr_put_file(x, a_off, a_len) && xdr_put_u32(x, 0x22222222);
+	ok = ok && xdr_put_file(x, b_off, b_len) && xdr_put_u32(x, 0x33333333);
+	return ok;
+}
+
+/* The stream build() should give, from the file's bytes (zeros past
+ * size). */
+static size_t expect(uint8_t *e, const uint8_t *file, size_t size,
+                     uint64_t a_off, uint64_t a_len, uint64_t b_off,
+                     uint64_t b_len)
+{
+	size_t n = 0;
+	const uint64_t offs[2] = {a_off, b_off}, lens[2] = {a_len, b_len};
+	const uint8_t words[3] = {0x11, 0x22, 0x33};
+
+	for (int k = 0; k < 3; k++) {
+		memset(e + n, words[k], 4);
+		n += 4;
+		if (k == 2)
+			break;
+		for (uint64_t i = 0; i < lens[k]; i++)
+			e[n++] = offs[k] + i < size ? file[offs[k] + i] : 0;
+		memset(e + n, 0, xdr_pad((size_t)lens[k]));
+		n += xdr_pad((size_t)lens[k]);
+	}
+	return n;
+}
+
+int main(void)
+{
+	static uint8_t data[FILE_SIZE], got[FILE_SIZE + 4096],
+	    want[FILE_SIZE + 4096];
+	char path[] = "/tmp/snfs-test-send-XXXXXX";
+	int file = mkstemp(path), calls;
+	struct xdr_out x, y;
+	size_t n;
+
+	fill(data, sizeof(data), 7);
+	CHECK(file >= 0 && write(file, data, sizeof(data)) == FILE_SIZE,
+	      "send: test file written");
+	unlink(path);
+
+	/* the stream: buffer and parts in place, over many partial sends */
+	CHECK(build(&x, file, 1000, 200001, 5, 8),
+	      "send: reply with two parts");
+	CHECK(x.nparts == 2 && x.part_bytes == 200009 &&
+	          xdr_out_size(&x) == x.len + 200009,
+	      "send: size counts the parts");
+	CHECK(x.len == 4 + 3 + 4 + 4, "send: buffer holds words and padding");
+	n = expect(want, data, FILE_SIZE, 1000, 200001, 5, 8);
+	CHECK(n == xdr_out_size(&x), "send: expected stream length");
+	memset(got, 0xee, sizeof(got));
+	CHECK(send_all(&x, got, n, &calls) == (ssize_t)n &&
+	          memcmp(got, want, n) == 0,
+	      "send: stream equals buffer with file bytes in place");
+	CHECK(calls > 1, "send: the socket filled and sending resumed");
+
+	/* the file cut short after the reply was made: zeros, length kept */
+	CHECK(ftruncate(file, 100000) == 0, "send: file truncated");
+	n = expect(want, data, 100000, 1000, 200001, 5, 8);
+	memset(got, 0xee, sizeof(got));
+	CHECK(send_all(&x, got, n, &calls) == (ssize_t)n &&
+	          memcmp(got, want, n) == 0,
+	      "send: bytes past the new end go as zeros");
+	CHECK(pwrite(file, data + 100000, FILE_SIZE - 100000, 100000) ==
+	          FILE_SIZE - 100000,
+	      "send: file restored");
+
+	/* truncating to before a part drops it */
+	xdr_out_truncate(&x, 4 + 3 + 4);
+	CHECK(x.nparts == 1 && x.part_bytes == 200001,
+	      "send: truncate drops the parts after it");
+	xdr_out_truncate(&x, 4);
+	CHECK(x.nparts == 0 && x.part_bytes == 0 && xdr_out_size(&x) == 4,
+	      "send: truncate to a part's position drops it");
+
+	/* descriptors: one file per reply, freed with it, a global cap */
+	CHECK(!xdr_out_may_take_file(&x), "send: one file per reply");
+	int held = x.fd;
+	xdr_out_free(&x);
+	CHECK(fcntl(held, F_GETFD) < 0 && errno == EBADF,
+	      "send: free closes the reply's file");
+	CHECK(xdr_out_init(&y, 256, 4096) == 0 && !xdr_out_may_take_file(&y),
+	      "send: a reply not allowed files takes none");
+	xdr_out_allow_file(&y);
+	xdr_set_file_limit(0);
+	CHECK(!xdr_out_may_take_file(&y), "send: none past the global cap");
+	xdr_set_file_limit(256);
+	CHECK(xdr_out_take_file(&y, dup(file)), "send: under the cap it may");
+	CHECK(xdr_put_u32(&y, 1) && !xdr_put_file(&y, 0, 4094) && y.err &&
+	          y.nparts == 0 && y.part_bytes == 0,
+	      "send: a part past the reply limit fails");
+	xdr_out_free(&y);
+
+	/* a plain reply goes out as before */
+	CHECK(xdr_out_init(&y, 256, 1 << 20) == 0, "send: plain reply");
+	xdr_out_allow_file(&y);
+	for (int i = 0; i < 40000; i++)
+		xdr_put_u32(&y, (uint32_t)i);
+	memset(got, 0, sizeof(got));
+	CHECK(send_all(&y, got, y.len, &calls) == (ssize_t)y.len &&
+	          memcmp(got, y.buf, y.len) == 0,
+	      "send: a reply without parts is its buffer");
+	xdr_out_free(&y);
+	close(file);
+	TEST_EXIT();
+}
