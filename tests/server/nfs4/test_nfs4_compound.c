@@ -238,8 +238,8 @@ static int setup(void)
 	mkdir(spec_rw, 0755);
 	mkdir(rwdir, 0755);
 	mkdir(rodir, 0755);
-	snprintf(spec_rw, sizeof(spec_rw), "%s:rw,insecure,no_root_squash",
-	         rwdir);
+	snprintf(spec_rw, sizeof(spec_rw),
+	         "%s:rw,insecure,no_root_squash,zerocopy", rwdir);
 	snprintf(spec_ro, sizeof(spec_ro),
 	         "%s:ro,insecure,no_root_squash,no_zerocopy", rodir);
 	specs[0] = spec_rw;

@@ -734,7 +734,7 @@ static int setup(void)
 	mkdir(rpdz, 0755);
 	snprintf(s0, sizeof(s0),
 	         "%s:rw,insecure,no_root_squash,"
-	         "readplus_min_hole=0",
+	         "readplus_min_hole=0,zerocopy",
 	         rp0);
 	snprintf(s1, sizeof(s1),
 	         "%s:rw,insecure,no_root_squash,"
