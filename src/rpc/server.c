@@ -243,6 +243,33 @@ static void conn_requeue_head_locked(struct rpc_conn *c, struct xdr_out *buf,
 	conn_notify_locked(c);
 }
 
+/* Take the head of c's (non-empty) queue: its reply into *buf, how much
+ * of it went out into *off. Caller holds c->lock. */
+static void conn_pop_locked(struct rpc_conn *c, struct xdr_out *buf,
+                            size_t *off)
+{
+	struct out_chunk *o = c->out_head;
+
+	c->out_head = o->next;
+	if (!c->out_head)
+		c->out_tail = NULL;
+	c->out_bytes -= chunk_cost(o);
+	*buf = o->buf;
+	*off = o->off;
+	free(o);
+}
+
+/* A sender is done with c (caller holds c->lock): a close that came
+ * meanwhile left the socket fd to it. */
+static void conn_end_send_locked(struct rpc_conn *c, int fd)
+{
+	c->sending = false;
+	if (c->close_pending) {
+		close(fd);
+		c->close_pending = false;
+	}
+}
+
 /* Send reply, then whatever other workers queued meanwhile, with c->lock
  * released during each send (caller holds it; held again on return).
  * Stops at a full socket, the rest waiting in the queue for the loop. */
@@ -265,22 +292,11 @@ static void conn_send_locked(struct rpc_conn *c, struct xdr_out *reply,
 		}
 		xdr_out_free(&cur);
 		/* broken (n < 0): the loop sees the error itself */
-		struct out_chunk *o = c->out_head;
-		if (n < 0 || c->closed || !o)
+		if (n < 0 || c->closed || !c->out_head)
 			break;
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		c->out_bytes -= chunk_cost(o);
-		cur = o->buf;
-		off = o->off;
-		free(o);
+		conn_pop_locked(c, &cur, &off);
 	}
-	c->sending = false;
-	if (c->close_pending) {
-		close(fd);
-		c->close_pending = false;
-	}
+	conn_end_send_locked(c, fd);
 }
 
 /* Worker side end of a call: send or queue the reply (NULL for none), and
@@ -535,8 +551,6 @@ static int conn_read(struct rpc_conn *c)
 	return 0;
 }
 
-/* Send queued replies while the socket takes them. -1 on a broken
- * connection. */
 /* A queued reply with file parts is sent by a worker, not the loop: its
  * sendfile reads the file then, which on a cold cache waits for the disk,
  * and the loop must never wait for a disk. */
@@ -550,25 +564,15 @@ static void flush_job_run(struct pool_job *pj, bool cancelled)
 {
 	struct flush_job *job = (struct flush_job *)pj;
 	struct rpc_conn *c = job->conn;
-	struct out_chunk *o;
 
 	pthread_mutex_lock(&c->lock);
-	o = c->out_head;
-	if (cancelled || c->closed || !o) {
-		c->sending = false;
-		if (c->close_pending) {
-			close(job->fd);
-			c->close_pending = false;
-		}
+	if (cancelled || c->closed || !c->out_head) {
+		conn_end_send_locked(c, job->fd);
 	} else {
-		struct xdr_out cur = o->buf;
-		size_t off = o->off;
+		struct xdr_out cur;
+		size_t off;
 
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		c->out_bytes -= chunk_cost(o);
-		free(o);
+		conn_pop_locked(c, &cur, &off);
 		conn_send_locked(c, &cur, off);
 	}
 	/* The loop looks again: to watch for writability if replies are
@@ -597,6 +601,8 @@ static bool conn_flush_by_worker(struct rpc_conn *c)
 	return true;
 }
 
+/* Send queued replies while the socket takes them; one with file parts
+ * goes to a worker. -1 on a broken connection. */
 static int conn_flush(struct rpc_conn *c)
 {
 	int rc = 0;
@@ -615,12 +621,10 @@ static int conn_flush(struct rpc_conn *c)
 		o->off += (size_t)n;
 		if (o->off < xdr_out_size(&o->buf))
 			break;
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		c->out_bytes -= chunk_cost(o);
-		xdr_out_free(&o->buf);
-		free(o);
+		struct xdr_out done;
+		size_t off;
+		conn_pop_locked(c, &done, &off);
+		xdr_out_free(&done);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -937,8 +941,7 @@ static void raise_fd_limit(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return;
 	if (rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_max;
-		rl.rlim_cur = want;
+		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
 			log_warn("rpc: cannot raise the open file limit: %s",
 			         strerror(errno));
