@@ -159,13 +159,12 @@ static bool in_take(struct xdr_in *x, size_t n, const uint8_t **p)
 	return true;
 }
 
-bool xdr_get_u32(struct xdr_in *x, uint32_t *v)
+bool xdr_get_u32_slow(struct xdr_in *x, uint32_t *v)
 {
 	const uint8_t *p;
 	if (!in_take(x, 4, &p))
 		return false;
-	*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-	     p[3];
+	*v = xdr_be32(p);
 	return true;
 }
 
@@ -178,7 +177,7 @@ bool xdr_get_i32(struct xdr_in *x, int32_t *v)
 	return true;
 }
 
-bool xdr_get_u64(struct xdr_in *x, uint64_t *v)
+bool xdr_get_u64_slow(struct xdr_in *x, uint64_t *v)
 {
 	uint32_t hi, lo;
 	if (!xdr_get_u32(x, &hi) || !xdr_get_u32(x, &lo))
@@ -411,15 +410,12 @@ uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n)
 	return p;
 }
 
-bool xdr_put_u32(struct xdr_out *x, uint32_t v)
+bool xdr_put_u32_slow(struct xdr_out *x, uint32_t v)
 {
 	uint8_t *p = xdr_put_reserve(x, 4);
 	if (!p)
 		return false;
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
+	xdr_set_be32(p, v);
 	return true;
 }
 
@@ -428,7 +424,7 @@ bool xdr_put_i32(struct xdr_out *x, int32_t v)
 	return xdr_put_u32(x, (uint32_t)v);
 }
 
-bool xdr_put_u64(struct xdr_out *x, uint64_t v)
+bool xdr_put_u64_slow(struct xdr_out *x, uint64_t v)
 {
 	return xdr_put_u32(x, v >> 32) && xdr_put_u32(x, (uint32_t)v);
 }
@@ -467,8 +463,5 @@ void xdr_patch_u32(struct xdr_out *x, size_t off, uint32_t v)
 {
 	if (off > x->len || x->len - off < 4)
 		return;
-	x->buf[off] = v >> 24;
-	x->buf[off + 1] = v >> 16;
-	x->buf[off + 2] = v >> 8;
-	x->buf[off + 3] = v;
+	xdr_set_be32(x->buf + off, v);
 }

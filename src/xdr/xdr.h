@@ -23,16 +23,19 @@ struct xdr_in {
 void xdr_in_init(struct xdr_in *x, const void *buf, size_t len);
 size_t xdr_in_remaining(const struct xdr_in *x);
 
-bool xdr_get_u32(struct xdr_in *x, uint32_t *v);
+/* xdr_get_u32 and xdr_get_u64 are inline below: a READ_PLUS reply of
+ * 4 KiB segments or a big READDIR is thousands of them, and the call
+ * cost more than the decoding (measured: 6% of snfs cat's CPU). */
+bool xdr_get_u32_slow(struct xdr_in *x, uint32_t *v);
+bool xdr_get_u64_slow(struct xdr_in *x, uint64_t *v);
 bool xdr_get_i32(struct xdr_in *x, int32_t *v);
-bool xdr_get_u64(struct xdr_in *x, uint64_t *v);
 /* XDR bool: only 0 and 1 are valid; anything else is a decode error. */
 bool xdr_get_bool(struct xdr_in *x, bool *v);
 /* Fixed-length opaque of n bytes plus padding, copied into dst. */
 bool xdr_get_fixed(struct xdr_in *x, void *dst, size_t n);
 /* Variable-length opaque<max>: *p points into the input buffer (no copy). */
 bool xdr_get_opaque_ref(struct xdr_in *x, const uint8_t **p, uint32_t *len,
-			uint32_t max);
+                        uint32_t max);
 /* Variable-length opaque<max> copied into dst (dst must hold max bytes). */
 bool xdr_get_opaque(struct xdr_in *x, void *dst, uint32_t *len, uint32_t max);
 /* string<max> copied into dst and NUL-terminated; dstsz must exceed max.
@@ -89,9 +92,10 @@ bool xdr_put_file(struct xdr_out *x, uint64_t off, uint64_t len);
 /* The most descriptors all replies together may hold (default 256). */
 void xdr_set_file_limit(unsigned n);
 
-bool xdr_put_u32(struct xdr_out *x, uint32_t v);
+/* xdr_put_u32 and xdr_put_u64 are inline below (see xdr_get_u32). */
+bool xdr_put_u32_slow(struct xdr_out *x, uint32_t v);
+bool xdr_put_u64_slow(struct xdr_out *x, uint64_t v);
 bool xdr_put_i32(struct xdr_out *x, int32_t v);
-bool xdr_put_u64(struct xdr_out *x, uint64_t v);
 bool xdr_put_bool(struct xdr_out *x, bool v);
 /* Fixed-length opaque: n bytes plus zero padding. */
 bool xdr_put_fixed(struct xdr_out *x, const void *src, size_t n);
@@ -105,6 +109,74 @@ uint8_t *xdr_put_reserve(struct xdr_out *x, size_t n);
  * lengths only known after the items that follow them). */
 void xdr_patch_u32(struct xdr_out *x, size_t off, uint32_t v);
 
-static inline size_t xdr_pad(size_t n) { return (4 - (n & 3)) & 3; }
+static inline size_t xdr_pad(size_t n)
+{
+	return (4 - (n & 3)) & 3;
+}
+
+static inline uint32_t xdr_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void xdr_set_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The fast paths: n bytes there to take (or room to put, within the
+ * limit); anything else goes the checked way, which sets err. */
+static inline bool xdr_in_has(const struct xdr_in *x, size_t n)
+{
+	return !x->err && x->len - x->pos >= n;
+}
+
+static inline bool xdr_out_has(const struct xdr_out *x, size_t n)
+{
+	return !x->err && x->cap - x->len >= n &&
+	       x->len + x->part_bytes + n <= x->limit;
+}
+
+static inline bool xdr_get_u32(struct xdr_in *x, uint32_t *v)
+{
+	if (!xdr_in_has(x, 4))
+		return xdr_get_u32_slow(x, v);
+	*v = xdr_be32(x->buf + x->pos);
+	x->pos += 4;
+	return true;
+}
+
+static inline bool xdr_get_u64(struct xdr_in *x, uint64_t *v)
+{
+	if (!xdr_in_has(x, 8))
+		return xdr_get_u64_slow(x, v);
+	*v = (uint64_t)xdr_be32(x->buf + x->pos) << 32 |
+	     xdr_be32(x->buf + x->pos + 4);
+	x->pos += 8;
+	return true;
+}
+
+static inline bool xdr_put_u32(struct xdr_out *x, uint32_t v)
+{
+	if (!xdr_out_has(x, 4))
+		return xdr_put_u32_slow(x, v);
+	xdr_set_be32(x->buf + x->len, v);
+	x->len += 4;
+	return true;
+}
+
+static inline bool xdr_put_u64(struct xdr_out *x, uint64_t v)
+{
+	if (!xdr_out_has(x, 8))
+		return xdr_put_u64_slow(x, v);
+	xdr_set_be32(x->buf + x->len, (uint32_t)(v >> 32));
+	xdr_set_be32(x->buf + x->len + 4, (uint32_t)v);
+	x->len += 8;
+	return true;
+}
 
 #endif
