@@ -1,8 +1,9 @@
 #!/bin/bash
 # Part-1 numbers, side by side in one run: snfsd vs nfs-ganesha.
 #  - READ of a cached 1 GiB file: libnfs nfs-cat on this machine (native
-#    speed), and the Linux kernel client in the QEMU guest (dd bs=1M; the
-#    guest CPU is emulated, so compare only within the guest run);
+#    speed), and the Linux kernel client in the QEMU guest (dd bs=1M of a
+#    data and an all-hole file over vers=3, 4.1 and 4.2; the guest CPU is
+#    emulated, so compare only within the guest run);
 #  - listing a 200,000-entry directory: nfs-ls here, `ls -f` in the guest;
 #  - the physical limits: raw loopback TCP and cat from the page cache.
 # usage: bench/part1.sh [WORKDIR]   (RUNS=3, SIZE_MIB=1024)
@@ -69,8 +70,8 @@ row() { # what "min med" [bytes]
 	echo "Linux kernel client in the QEMU guest (emulated CPU: compare within this block only):"
 	echo
 	echo '```'
-	"$SHARED/tools/kvm/run-guest.sh" --mem 2G --timeout 1500 -- "
-	  echo '## snfsd'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$SP -3 proto=tcp,mountport=$SP,mountproto=tcp 10.0.2.2:$EX data dir200k/
-	  echo '## nfs-ganesha'; $SHARED/tools/kvm/nfs-bench.sh -v '3' -o port=$GP -3 proto=tcp,mountport=$((GP + 1)),mountproto=tcp 10.0.2.2:/export data dir200k/" 2>&1 | grep -v '^\[nfs-kvm'
+	"$SHARED/tools/kvm/run-guest.sh" --mem 2G --timeout 2400 -- "
+	  echo '## snfsd'; $SHARED/tools/kvm/nfs-bench.sh -v '3 4.1 4.2' -o port=$SP -3 proto=tcp,mountport=$SP,mountproto=tcp 10.0.2.2:$EX data hole dir200k/
+	  echo '## nfs-ganesha'; $SHARED/tools/kvm/nfs-bench.sh -v '3 4.1 4.2' -o port=$GP -3 proto=tcp,mountport=$((GP + 1)),mountproto=tcp 10.0.2.2:/export data hole dir200k/" 2>&1 | grep -v '^\[nfs-kvm'
 	echo '```'
 } | tee "$OUT"
