@@ -139,7 +139,14 @@ static int readdir_common(struct rpc_call *call, struct xdr_out *res, bool plus)
 	 * cookieverf no longer matches. snfsd does not: its cookies are the
 	 * file system's own directory offsets, stable for the life of an
 	 * entry, so a listing resumes correctly even after the directory
-	 * changed. Only a cookie the backend cannot resume is BAD_COOKIE. */
+	 * changed (the RFC calls a verifier that changes with every
+	 * modification "overly restrictive" if used to refuse), and a
+	 * cookieverf of 0 resumes too. The verifier sent is still the
+	 * directory's current one, changing with it. Only a cookie the
+	 * backend cannot resume is BAD_COOKIE: one over 2^63, which no
+	 * offset is. A cookie past the end lists nothing, with eof; one
+	 * inside the range that was never issued resumes at that position,
+	 * which the file system cannot tell from an issued one. */
 	if (st == NFS3_OK && r.ex->ops->dir_verifier(r.ex->bk, &r.bh, &v) != 0)
 		v = 0;
 	for (int i = 0; i < 8; i++)
@@ -154,7 +161,7 @@ static int readdir_common(struct rpc_call *call, struct xdr_out *res, bool plus)
 		nfs3_put_post_op_attr(res, &da, r.ex->fsid);
 		xdr_put_fixed(res, verf, sizeof(verf));
 		err = (plus && r.ex->ops->readdir_plus ? r.ex->ops->readdir_plus
-		                                        : r.ex->ops->readdir)(
+		                                       : r.ex->ops->readdir)(
 		    r.ex->bk, &r.cred, &r.bh, cookie, fill_entry, &f, &eof);
 		if (err == -EINVAL && cookie != 0)
 			st = NFS3ERR_BAD_COOKIE;

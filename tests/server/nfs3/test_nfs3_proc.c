@@ -978,20 +978,7 @@ static void test_readdir(void)
 	xdr_put_u32(&a, 16);
 	call(NFSPROC3_READDIR, &a, &rep);
 	CHECK(status(&rep) == NFS3ERR_TOOSMALL, "READDIR count 16: TOOSMALL");
-	xdr_out_truncate(&a, 0);
-	put_fh(&a, &big);
-	xdr_put_u64(&a, 0x7fffffffffff1234ULL);
-	xdr_put_fixed(&a, "verfverf", 8);
-	xdr_put_u32(&a, 4096);
-	call(NFSPROC3_READDIR, &a, &rep);
-	uint32_t st = status(&rep);
-	CHECK(st == NFS3ERR_BAD_COOKIE || st == NFS3_OK,
-	      "READDIR bogus cookie: BAD_COOKIE (or an empty tail)");
-	xdr_out_truncate(&a, 0);
-	put_fh(&a, &root);
-	xdr_put_u64(&a, 0);
-	xdr_put_fixed(&a, cverf, 8);
-	xdr_put_u32(&a, 4096);
+	/* bad cookies: test_readdir_cookies */
 	struct nfs_fh f;
 	lookup(&root, "f", &f, NULL);
 	xdr_out_truncate(&a, 0);
@@ -1003,6 +990,393 @@ static void test_readdir(void)
 	CHECK(status(&rep) == NFS3ERR_NOTDIR, "READDIR of a file: NOTDIR");
 	xdr_out_free(&a);
 	xdr_out_free(&rep.buf);
+}
+
+/* ---- READDIR cookies, cookieverf and counts (RFC 1813 3.3.16, 3.3.17) */
+
+#define RD_MAX 4096
+
+/* One entry of a READDIR(PLUS) reply, as it came. */
+struct rd_entry {
+	char name[64];
+	uint64_t cookie;
+	size_t dir_bytes;  /* fileid, name, cookie: what dircount counts */
+	size_t wire_bytes; /* the whole entry, its value_follows included */
+};
+
+/* One reply, every entry kept in order. */
+struct rd_page {
+	uint32_t st;
+	bool dir_attr; /* the directory's post_op_attr came */
+	uint8_t verf[8];
+	int n;
+	struct rd_entry e[RD_MAX];
+	bool eof;
+	size_t len; /* reply bytes from the status word on */
+	bool bad;   /* did not decode, or more entries than RD_MAX */
+};
+
+static const uint8_t zero_verf[8];
+
+static void rd(const struct nfs_fh *dir, bool plus, uint64_t cookie,
+               const uint8_t verf[8], uint32_t dircount, uint32_t count,
+               struct rd_page *p)
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	char name[256];
+	bool more = false;
+	uint32_t nlen;
+	uint64_t fileid;
+	struct nfs_fh fh;
+	size_t start, at;
+
+	p->n = 0;
+	p->eof = p->bad = p->dir_attr = false;
+	memset(p->verf, 0, 8);
+	put_fh(&a, dir);
+	xdr_put_u64(&a, cookie);
+	xdr_put_fixed(&a, verf, 8);
+	if (plus)
+		xdr_put_u32(&a, dircount);
+	xdr_put_u32(&a, count);
+	call(plus ? NFSPROC3_READDIRPLUS : NFSPROC3_READDIR, &a, &rep);
+	start = rep.res.pos;
+	p->st = status(&rep);
+	if (rep.stat == 0)
+		p->dir_attr = get_post_op(&rep.res, NULL);
+	if (p->st == NFS3_OK) {
+		xdr_get_fixed(&rep.res, p->verf, 8);
+		for (;;) {
+			at = rep.res.pos;
+			if (!xdr_get_bool(&rep.res, &more) || !more)
+				break;
+			xdr_get_u64(&rep.res, &fileid);
+			memset(name, 0, sizeof(name));
+			if (!xdr_get_opaque(&rep.res, name, &nlen, 255) ||
+			    p->n == RD_MAX) {
+				p->bad = true;
+				break;
+			}
+			struct rd_entry *e = &p->e[p->n++];
+			xdr_get_u64(&rep.res, &e->cookie);
+			if (plus) {
+				get_post_op(&rep.res, NULL);
+				get_post_op_fh(&rep.res, &fh);
+			}
+			memcpy(e->name, name, sizeof(e->name) - 1);
+			e->name[sizeof(e->name) - 1] = 0;
+			e->dir_bytes = 8 + 4 + nlen + xdr_pad(nlen) + 8;
+			e->wire_bytes = rep.res.pos - at;
+		}
+		xdr_get_bool(&rep.res, &p->eof);
+	}
+	p->len = rep.res.len - start;
+	if (rep.res.err || xdr_in_remaining(&rep.res) != 0)
+		p->bad = true;
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+}
+
+/* Whether the page holds exactly want[0..n) in that order. */
+static bool page_is(const struct rd_page *p, const struct rd_entry *want, int n)
+{
+	if (p->bad || p->st != NFS3_OK || p->n != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (strcmp(p->e[i].name, want[i].name) != 0)
+			return false;
+	return true;
+}
+
+/* How often name occurs in the page. */
+static int page_count(const struct rd_page *p, const char *name)
+{
+	int c = 0;
+
+	for (int i = 0; i < p->n; i++)
+		c += strcmp(p->e[i].name, name) == 0;
+	return c;
+}
+
+/* A stale listing resumed: each of keep[0..nkeep) exactly once, none of
+ * gone[0..ngone), nothing else but extra (a name added meanwhile, which
+ * may or may not be listed). */
+static bool page_resumes(const struct rd_page *p, const struct rd_entry *keep,
+                         int nkeep, const struct rd_entry *gone, int ngone,
+                         const char *extra)
+{
+	int known = 0;
+
+	if (p->bad || p->st != NFS3_OK || !p->eof)
+		return false;
+	for (int i = 0; i < nkeep; i++)
+		if (page_count(p, keep[i].name) != 1)
+			return false;
+	for (int i = 0; i < ngone; i++)
+		if (page_count(p, gone[i].name) != 0)
+			return false;
+	known = nkeep + (extra ? page_count(p, extra) : 0);
+	return p->n == known;
+}
+
+/* A change of the directory's mtime needs the clock to move on: with
+ * coarse timestamps two changes in one tick look the same. */
+static void next_tick(void)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* RFC 1813 section 3.3.16. snfsd's cookies are the file system's own
+ * directory offsets (src/server/nfs3/dir.c): a position that stays
+ * meaningful when entries come and go, so a stale cookieverf is no
+ * reason to refuse a resume (the RFC calls a verifier that changes with
+ * every modification "overly restrictive"), and verf 0 resumes too. The
+ * verifier is still the directory's current one, changing with it. Only a
+ * cookie no offset can have (over 2^63) is BAD_COOKIE; one past the end
+ * lists nothing with eof, and one inside the range that was never issued
+ * resumes at that position. */
+static void test_readdir_cookies(void)
+{
+	static struct rd_entry all[RD_MAX];
+	static struct rd_page p, q;
+	const int nfiles = 300;
+	struct nfs_fh vd, f;
+	char path[200];
+	uint8_t v[8], v1[8];
+	uint64_t c = 0;
+	int nall = 0, calls = 0, fd, bad = 0;
+	bool same_verf = true;
+
+	snprintf(path, sizeof(path), "%s/vd", rwdir);
+	mkdir(path, 0755);
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/vd/e%d", rwdir, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECK(lookup(&root, "vd", &vd, NULL) == NFS3_OK, "LOOKUP vd");
+
+	/* The whole listing in 1 KiB replies, each carrying the verifier
+	 * the previous one gave. */
+	memcpy(v, zero_verf, 8);
+	do {
+		rd(&vd, false, c, v, 0, 1024, &p);
+		if (p.st != NFS3_OK || p.bad || nall + p.n > RD_MAX)
+			break;
+		if (calls++ == 0)
+			memcpy(v1, p.verf, 8);
+		else if (memcmp(p.verf, v1, 8) != 0)
+			same_verf = false;
+		memcpy(v, p.verf, 8);
+		memcpy(&all[nall], p.e, (size_t)p.n * sizeof(p.e[0]));
+		nall += p.n;
+		if (p.n > 0)
+			c = p.e[p.n - 1].cookie;
+	} while (!p.eof && calls < 1000);
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "e%d", i);
+		int n = 0;
+		for (int j = 0; j < nall; j++)
+			n += strcmp(all[j].name, path) == 0;
+		bad += n != 1;
+	}
+	CHECK(p.st == NFS3_OK && p.eof && nall == nfiles + 2 && bad == 0,
+	      "READDIR vd in 1 KiB replies: 300 names and the dots once");
+	CHECK(calls > 5 && same_verf && memcmp(v1, zero_verf, 8) != 0,
+	      "READDIR: one non-zero cookieverf over the listing of an "
+	      "unchanged directory");
+	if (nall != nfiles + 2)
+		return;
+
+	/* A valid cookie with verifier 0, by a fresh stream (no listing
+	 * stopped there) and by the stream a listing left: each resumes
+	 * right after the cookie's entry. */
+	const int k = 150;
+	rd(&vd, false, all[k].cookie, zero_verf, 0, 65536, &p);
+	CHECK(page_is(&p, &all[k + 1], nall - k - 1) && p.eof,
+	      "READDIR valid cookie, verf 0 (fresh stream): OK, the rest in "
+	      "order");
+	rd(&vd, false, all[k].cookie, v1, 0, 1024, &p);
+	int j = k + p.n;
+	CHECK(page_is(&p, &all[k + 1], p.n) && p.n > 0 && !p.eof &&
+	          !memcmp(p.verf, v1, 8),
+	      "READDIR valid cookie and verf: OK, the next entries");
+	rd(&vd, false, all[j].cookie, zero_verf, 0, 65536, &p);
+	CHECK(page_is(&p, &all[j + 1], nall - j - 1) && p.eof,
+	      "READDIR valid cookie, verf 0 (the kept stream): OK, the rest");
+	rd(&vd, true, all[k].cookie, zero_verf, 65536, 1 << 20, &p);
+	CHECK(page_is(&p, &all[k + 1], nall - k - 1) && p.eof,
+	      "READDIRPLUS valid cookie, verf 0: OK, the rest in order");
+
+	/* Cookies never issued. */
+	static const uint64_t impossible[] = {0x8000000000001234ull,
+	                                      0xffffffffffffffffull};
+	for (size_t i = 0; i < 2; i++) {
+		rd(&vd, false, impossible[i], v1, 0, 4096, &p);
+		CHECK(p.st == NFS3ERR_BAD_COOKIE && p.dir_attr && !p.bad,
+		      "READDIR cookie over 2^63 (no offset has it): "
+		      "BAD_COOKIE with the directory's attributes");
+		rd(&vd, true, impossible[i], v1, 4096, 4096, &p);
+		CHECK(p.st == NFS3ERR_BAD_COOKIE && p.dir_attr && !p.bad,
+		      "READDIRPLUS cookie over 2^63: BAD_COOKIE");
+	}
+	rd(&vd, false, 0x7fffffffffff1234ull, v1, 0, 4096, &p);
+	CHECK(p.st == NFS3_OK && !p.bad && p.n == 0 && p.eof,
+	      "READDIR garbage cookie past the end: OK, empty, eof");
+	rd(&vd, false, all[nall - 1].cookie, v1, 0, 4096, &p);
+	CHECK(p.st == NFS3_OK && !p.bad && p.n == 0 && p.eof,
+	      "READDIR at the last entry's cookie: OK, empty, eof");
+	/* Between two issued cookies: a position like any other. */
+	uint64_t lo = all[k].cookie, hi = all[k + 1].cookie;
+	uint64_t mid = lo < hi ? lo + (hi - lo) / 2 : hi + (lo - hi) / 2;
+	rd(&vd, false, mid, v1, 0, 65536, &p);
+	CHECK(p.eof && (page_is(&p, &all[k + 1], nall - k - 1) ||
+	                page_is(&p, &all[k + 2], nall - k - 2)),
+	      "READDIR garbage cookie between two issued ones: OK, the tail "
+	      "from that position");
+
+	/* The verifier follows the directory over the wire. */
+	uint8_t va[8], vb[8];
+	rd(&vd, false, 0, zero_verf, 0, 1024, &p);
+	memcpy(va, p.verf, 8);
+	rd(&vd, true, 0, zero_verf, 1024, 4096, &q);
+	CHECK(p.st == NFS3_OK && q.st == NFS3_OK && !memcmp(va, v1, 8) &&
+	          !memcmp(q.verf, v1, 8),
+	      "cookieverf unchanged when nothing changed (READDIR and "
+	      "READDIRPLUS agree)");
+	CHECK(lookup(&vd, "e0", &f, NULL) == NFS3_OK, "LOOKUP vd/e0");
+	{
+		struct xdr_out a = args_new();
+		struct reply rep = {0};
+		next_tick();
+		put_fh(&a, &f);
+		xdr_put_u64(&a, 0);
+		xdr_put_u32(&a, 4);
+		xdr_put_u32(&a, 2);
+		xdr_put_opaque(&a, "data", 4);
+		call(NFSPROC3_WRITE, &a, &rep);
+		rd(&vd, false, 0, zero_verf, 0, 1024, &p);
+		CHECK(status(&rep) == NFS3_OK && !memcmp(p.verf, v1, 8),
+		      "cookieverf unchanged by a WRITE to a file in it");
+		xdr_out_free(&a);
+		xdr_out_free(&rep.buf);
+	}
+	next_tick();
+	CHECK(create(&vd, "added", 1, NULL) == NFS3_OK, "CREATE vd/added");
+	rd(&vd, false, 0, zero_verf, 0, 1024, &p);
+	memcpy(vb, p.verf, 8);
+	CHECK(p.st == NFS3_OK && memcmp(vb, v1, 8) != 0,
+	      "cookieverf changes when an entry is added");
+	rd(&vd, false, 0, v1, 0, 1024, &p);
+	CHECK(p.st == NFS3_OK && !memcmp(p.verf, vb, 8),
+	      "cookieverf the same again when nothing more changed");
+
+	/* Stale verifier v1 (before "added"): the stream a listing left at
+	 * j, and a fresh one at k, both resume as before. */
+	rd(&vd, false, all[k].cookie, v1, 0, 1024, &p);
+	j = k + p.n;
+	rd(&vd, false, all[j].cookie, v1, 0, 65536, &q);
+	CHECK(
+	    page_resumes(&q, &all[j + 1], nall - j - 1, all, j + 1, "added") &&
+	        !memcmp(q.verf, vb, 8),
+	    "READDIR stale cookieverf after an entry was added (kept "
+	    "stream): OK, the rest once each, the current verifier");
+	rd(&vd, false, all[k].cookie, v1, 0, 65536, &q);
+	CHECK(page_resumes(&q, &all[k + 1], nall - k - 1, all, k + 1, "added"),
+	      "READDIR stale cookieverf after an entry was added (fresh "
+	      "stream): OK, the rest once each");
+
+	next_tick();
+	int r = k + 10; /* a name after the cookie, not a dot */
+	while (all[r].name[0] != 'e')
+		r++;
+	CHECK(simple_dirop(NFSPROC3_REMOVE, &vd, "added") == NFS3_OK &&
+	          simple_dirop(NFSPROC3_REMOVE, &vd, all[r].name) == NFS3_OK,
+	      "REMOVE vd/added and an entry after the cookie");
+	rd(&vd, false, 0, zero_verf, 0, 1024, &p);
+	CHECK(p.st == NFS3_OK && memcmp(p.verf, vb, 8) != 0 &&
+	          memcmp(p.verf, v1, 8) != 0,
+	      "cookieverf changes when an entry is removed");
+	memcpy(v, p.verf, 8);
+	/* what is left after k: all[k+1..], less all[r] */
+	static struct rd_entry left[RD_MAX];
+	int nleft = 0;
+	for (int i = k + 1; i < nall; i++)
+		if (i != r)
+			left[nleft++] = all[i];
+	rd(&vd, false, all[k].cookie, vb, 0, 65536, &q);
+	CHECK(page_is(&q, left, nleft) && q.eof && !memcmp(q.verf, v, 8),
+	      "READDIR stale cookieverf after a remove: OK, the rest without "
+	      "the removed name");
+
+	next_tick();
+	snprintf(path, sizeof(path), "%s/vd/local", rwdir);
+	mkdir(path, 0755);
+	rd(&vd, false, 0, zero_verf, 0, 1024, &p);
+	CHECK(p.st == NFS3_OK && memcmp(p.verf, v, 8) != 0,
+	      "cookieverf changes with a change made beside the server");
+}
+
+/* RFC 1813 section 3.3.17: dircount bounds the directory information
+ * (fileid, name, cookie of each entry), maxcount the whole reply; each
+ * holds on its own. A reply stops only where the next entry would break
+ * one of them (the first entry always goes if maxcount allows). */
+static void test_readdir_counts(void)
+{
+	static struct rd_page p, q;
+	struct nfs_fh big;
+	size_t dsum = 0;
+
+	CHECK(lookup(&root, "big", &big, NULL) == NFS3_OK, "LOOKUP big");
+	rd(&big, true, 0, zero_verf, 512, 1 << 20, &p);
+	for (int i = 0; i < p.n; i++)
+		dsum += p.e[i].dir_bytes;
+	rd(&big, true, p.n ? p.e[p.n - 1].cookie : 0, zero_verf, 512, 1 << 20,
+	   &q);
+	CHECK(p.st == NFS3_OK && !p.bad && p.n > 1 && !p.eof && dsum <= 512,
+	      "READDIRPLUS dircount 512, maxcount 1 MiB: dircount limits the "
+	      "entries");
+	CHECK(q.st == NFS3_OK && q.n > 0 && dsum + q.e[0].dir_bytes > 512,
+	      "READDIRPLUS dircount 512: as many entries as fit");
+	printf("# dircount 512: %d entries, %zu directory bytes, %zu reply "
+	       "bytes\n",
+	       p.n, dsum, p.len);
+
+	/* dircount large, maxcount small: maxcount alone limits. */
+	rd(&big, true, 0, zero_verf, 1 << 20, 4096, &p);
+	rd(&big, true, p.n ? p.e[p.n - 1].cookie : 0, zero_verf, 1 << 20, 4096,
+	   &q);
+	CHECK(p.st == NFS3_OK && !p.bad && p.n > 1 && p.len <= 4096,
+	      "READDIRPLUS dircount 1 MiB, maxcount 4096: reply within "
+	      "maxcount");
+	CHECK(q.st == NFS3_OK && q.n > 0 && p.len + q.e[0].wire_bytes > 4096,
+	      "READDIRPLUS maxcount 4096: as many entries as fit");
+
+	/* READDIR has only count (the whole reply). */
+	rd(&big, false, 0, zero_verf, 0, 1024, &p);
+	rd(&big, false, p.n ? p.e[p.n - 1].cookie : 0, zero_verf, 0, 1024, &q);
+	CHECK(p.st == NFS3_OK && !p.bad && p.n > 1 && p.len <= 1024 &&
+	          q.st == NFS3_OK && q.n > 0 &&
+	          p.len + q.e[0].wire_bytes > 1024,
+	      "READDIR count 1024: within count, as many entries as fit");
+
+	/* Every size from tiny to large: never over either bound. */
+	int over = 0;
+	for (uint32_t dc = 64; dc <= 8192; dc *= 2)
+		for (uint32_t mc = 512; mc <= 65536; mc *= 4) {
+			size_t ds = 0;
+			rd(&big, true, 0, zero_verf, dc, mc, &p);
+			for (int i = 1; i < p.n; i++)
+				ds += p.e[i].dir_bytes;
+			if (p.st != NFS3_OK || p.bad || p.len > mc ||
+			    (p.n > 1 && ds + p.e[0].dir_bytes > dc))
+				over++;
+		}
+	CHECK(over == 0, "READDIRPLUS dircount 64..8192 x maxcount "
+	                 "512..64K: never over either");
 }
 
 static double now(void)
@@ -1194,6 +1568,8 @@ int main(void)
 	test_rofs();
 	test_stability();
 	test_readdir();
+	test_readdir_cookies();
+	test_readdir_counts();
 	test_readdirplus_big();
 	test_truncation();
 	teardown();
