@@ -206,6 +206,23 @@ static int parse_size_opt(struct builder *b, const struct origin *o,
 	return 0;
 }
 
+/* idmap=numeric (the default, as knfsd's nfs4_disable_id_mapping: NFSv4
+ * owners go as "1000", which RFC 7530 5.9 allows with AUTH_SYS and the
+ * Linux client reads without an idmapper) or idmap=names ("user@domain"
+ * for ids with a passwd or group entry, numbers for the rest). */
+static int parse_idmap_opt(struct builder *b, const struct origin *o,
+                           const char *val, uint32_t *flags)
+{
+	if (!strcmp(val, "names"))
+		*flags |= EXP_IDMAP_NAMES;
+	else if (!strcmp(val, "numeric"))
+		*flags &= ~(uint32_t)EXP_IDMAP_NAMES;
+	else
+		return fail(b, o, "idmap=%s: give idmap=names or idmap=numeric",
+		            val);
+	return 0;
+}
+
 static int apply_opt(struct builder *b, const struct origin *o,
                      struct rule_opts *r, char *opt)
 {
@@ -234,6 +251,8 @@ static int apply_opt(struct builder *b, const struct origin *o,
 	}
 	if (!strcmp(opt, "readplus_min_hole"))
 		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);
+	if (!strcmp(opt, "idmap"))
+		return parse_idmap_opt(b, o, val, &r->flags);
 	if (!strcmp(opt, "sec"))
 		return fail(b, o, "sec=%s: only sec=sys is supported", val);
 	return fail(b, o, "unknown option '%s=%s'", opt, val);

@@ -26,6 +26,7 @@ enum {
 	EXP_SYNC = 1 << 4,          /* write UNSTABLE as FILE_SYNC */
 	EXP_DETECT_ZEROES = 1 << 5, /* READ_PLUS: zero blocks go as holes */
 	EXP_NO_ZEROCOPY = 1 << 6,   /* READ data copied, never sendfile */
+	EXP_IDMAP_NAMES = 1 << 7,   /* NFSv4 owners as name@domain */
 };
 
 /* READ_PLUS sends holes shorter than this as zeros inside DATA. */

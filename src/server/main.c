@@ -14,6 +14,7 @@
 #include "rpc/portmap.h"
 #include "server/control.h"
 #include "server/exports.h"
+#include "server/idmap.h"
 #include "server/mount/mount3.h"
 #include "server/nfs4/nfs4.h"
 #include "server/programs.h"
@@ -218,14 +219,15 @@ static void log_exports(const struct export_table *t)
 		for (size_t j = 0; j < ex->nrules && n < sizeof(line); j++) {
 			const struct export_rule *r = &ex->rules[j];
 			n += (size_t)snprintf(
-			    line + n, sizeof(line) - n, " %s(%s%s%s%s)",
+			    line + n, sizeof(line) - n, " %s(%s%s%s%s%s)",
 			    r->pattern ? r->pattern : "*",
 			    r->flags & EXP_RW ? "rw" : "ro",
 			    r->flags & EXP_ALL_SQUASH    ? ",all_squash"
 			    : r->flags & EXP_ROOT_SQUASH ? ",root_squash"
 			                                 : ",no_root_squash",
 			    r->flags & EXP_SECURE ? ",secure" : ",insecure",
-			    r->flags & EXP_SYNC ? ",sync" : ",async");
+			    r->flags & EXP_SYNC ? ",sync" : ",async",
+			    r->flags & EXP_IDMAP_NAMES ? ",idmap=names" : "");
 		}
 		line[sizeof(line) - 1] = '\0';
 		log_info("export %s fsid=%u:%s", ex->path, ex->fsid, line);
@@ -317,6 +319,11 @@ static int server_setup(struct snfsd *s)
 		fprintf(stderr, "snfsd: %s\n", err);
 		return 1;
 	}
+	/* Once, for the server's life: a SIGHUP reloads exports only, and
+	 * owners must not change domain under the clients' caches. */
+	log_info("NFSv4 owner domain %s (from %s)", s->idmap_domain,
+	         idmap_origin_name(idmap_find_domain(&idmap_system_sources,
+	                                             s->idmap_domain)));
 	if (load_exports(&s->cfg, &t, err, sizeof(err))) {
 		fprintf(stderr, "snfsd: %s\n", err);
 		return 1;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rpc/rpc.h"
+#include "server/idmap.h"
 
 struct export_table;
 struct nfs4_server;
@@ -43,6 +44,9 @@ struct snfsd {
 	uint8_t fh_key[16];	/* signs file handles; kept in state_dir */
 	uint8_t write_verf[8];	/* new at every start (WRITE/COMMIT) */
 	uint64_t boot_time_ns;
+	/* NFSv4 owner domain (idmap.h): read once at start, for exports
+	 * with idmap=names and for "name@domain" owners clients send. */
+	char idmap_domain[IDMAP_DOMAIN_MAX];
 
 	pthread_mutex_t mounts_lock; /* MOUNT DUMP list */
 	struct mount_entry *mounts;

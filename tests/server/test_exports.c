@@ -394,6 +394,46 @@ static void test_specs(void)
 	      "duplicate fsid between file and -e");
 }
 
+/* idmap=names|numeric (NFSv4 owners): numeric by default, per rule, in
+ * files and -e specs, the last one given wins; other values refused. */
+static void test_idmap_option(void)
+{
+	struct export_table *t;
+	char spec[400], p[400];
+	int rc = load_text("%1$s/a 127.0.0.1(rw,idmap=names) "
+	                   "10.0.0.0/8(idmap=names,idmap=numeric) *(ro)\n",
+	                   &t);
+
+	CHECK(rc == 0, "idmap options load");
+	if (rc) {
+		printf("# %s\n", err);
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/a", tmp);
+	struct export *a = exports_by_path(t, p);
+	CHECK(a && a->nrules == 3 && (a->rules[0].flags & EXP_IDMAP_NAMES) &&
+	          (a->rules[0].flags & EXP_RW),
+	      "idmap=names sets the rule's flag");
+	CHECK(a && a->nrules == 3 && !(a->rules[1].flags & EXP_IDMAP_NAMES),
+	      "idmap=numeric after idmap=names: the last wins");
+	CHECK(a && a->nrules == 3 && !(a->rules[2].flags & EXP_IDMAP_NAMES),
+	      "idmap default: numeric");
+	exports_free(t);
+
+	snprintf(spec, sizeof(spec), "%s/b:rw,idmap=names", tmp);
+	const char *specs[] = {spec};
+	rc = exports_load(NULL, specs, 1, &t, err, sizeof(err));
+	CHECK(rc == 0 && (t->v[0].rules[0].flags & EXP_IDMAP_NAMES),
+	      "-e DIR:idmap=names");
+	if (rc == 0)
+		exports_free(t);
+	expect_error("%1$s/a *(idmap=nfsidmap)\n", 1,
+	             "idmap=nfsidmap: give idmap=names or idmap=numeric",
+	             "idmap with another value rejected");
+	expect_error("%1$s/a *(idmap)\n", 1, "unknown option 'idmap'",
+	             "idmap without a value rejected");
+}
+
 static void test_fsid_stability(void)
 {
 	struct export_table *t1, *t2;
@@ -451,6 +491,7 @@ int main(void)
 	test_matching();
 	test_squash();
 	test_specs();
+	test_idmap_option();
 	test_fsid_stability();
 	test_refcount();
 	cleanup();

@@ -1,16 +1,18 @@
 /* NFSv4 attributes (RFC 7530 5, RFC 8881 5): fattr4 encoding for GETATTR
  * and READDIR, decoding for SETATTR/CREATE/OPEN, VERIFY and NVERIFY.
  *
- * Owners travel as numeric strings ("0", "1000"): snfsd has no idmapping
- * configured, and the Linux client (nfs4_disable_idmapping, the default
- * for AUTH_SYS) sends and expects numbers. SETATTR also takes
- * "name@domain", looked up in the local password and group files. */
+ * Owners travel as numeric strings ("0", "1000") unless the export says
+ * idmap=names: RFC 7530 5.9 allows numbers with AUTH_SYS, and the Linux
+ * client (nfs4_disable_idmapping, the default for AUTH_SYS) sends and
+ * reads them without an idmapper. With idmap=names, ids with a passwd or
+ * group entry go as "name@domain" (idmap.c), the others as numbers.
+ * SETATTR, OPEN and CREATE take numbers and names of our domain on every
+ * export. */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/idmap.h"
 #include "server/nfs4/nfs4.h"
 #include "server/snfsd.h"
 
@@ -225,13 +227,32 @@ uint32_t nfs4_attr_load(struct nfs4_compound *c, const struct nfs4_fh *fh,
 	return rc ? nfs4_errno(rc) : NFS4_OK;
 }
 
-/* The id in decimal, as snprintf "%u" would write it; by hand, as READDIR
- * encodes two per entry. */
-static bool put_owner(struct xdr_out *x, uint32_t id)
+/* The domain of owner names for fh's export, or NULL for numbers: those
+ * of pseudo directories too, which belong to no export. */
+static const char *owner_domain(const struct nfs4_compound *c,
+                                const struct nfs4_fh *fh)
+{
+	if (!fh->rule || !(fh->rule->flags & EXP_IDMAP_NAMES))
+		return NULL;
+	return c->srv->idmap_domain[0] ? c->srv->idmap_domain : NULL;
+}
+
+/* "name@domain" when domain is set and the id has a name (RFC 7530 5.9),
+ * else the id in decimal, as snprintf "%u" would write it; by hand, as
+ * READDIR encodes two per entry. */
+static bool put_owner(struct xdr_out *x, uint32_t id, bool group,
+                      const char *domain)
 {
 	char buf[10];
 	size_t n = sizeof(buf);
 
+	if (domain) {
+		char name[IDMAP_OWNER_MAX];
+		size_t len = idmap_owner_name(domain, id, group, name);
+
+		if (len)
+			return xdr_put_opaque(x, name, (uint32_t)len);
+	}
 	do {
 		buf[--n] = (char)('0' + id % 10);
 		id /= 10;
@@ -365,10 +386,10 @@ static uint32_t put_attr(struct nfs4_compound *c, struct xdr_out *x,
 		xdr_put_u32(x, a->nlink);
 		break;
 	case A_OWNER:
-		put_owner(x, a->uid);
+		put_owner(x, a->uid, false, owner_domain(c, s->fh));
 		break;
 	case A_OWNER_GROUP:
-		put_owner(x, a->gid);
+		put_owner(x, a->gid, true, owner_domain(c, s->fh));
 		break;
 	case A_RAWDEV:
 		xdr_put_u32(x, a->rdev_major);
@@ -470,42 +491,6 @@ uint32_t nfs4_encode_fattr(struct nfs4_compound *c, struct xdr_out *x,
 	return nfs4_encode_fattr_plan(c, x, &p, src);
 }
 
-/* "1000", "1000@dom" or "name@dom" to an id; -EINVAL if unknown. */
-static int parse_owner(const uint8_t *p, uint32_t n, bool group, uint32_t *id)
-{
-	char buf[256], *at, *end;
-	unsigned long v;
-
-	if (n == 0 || n >= sizeof(buf) || memchr(p, 0, n))
-		return -EINVAL;
-	memcpy(buf, p, n);
-	buf[n] = 0;
-	at = strchr(buf, '@');
-	if (at)
-		*at = 0;
-	errno = 0;
-	v = strtoul(buf, &end, 10);
-	if (buf[0] >= '0' && buf[0] <= '9' && *end == 0 && !errno &&
-	    v <= UINT32_MAX) {
-		*id = (uint32_t)v;
-		return 0;
-	}
-	if (group) {
-		struct group gr, *res = NULL;
-		char tmp[4096];
-		if (getgrnam_r(buf, &gr, tmp, sizeof(tmp), &res) || !res)
-			return -EINVAL;
-		*id = res->gr_gid;
-	} else {
-		struct passwd pw, *res = NULL;
-		char tmp[4096];
-		if (getpwnam_r(buf, &pw, tmp, sizeof(tmp), &res) || !res)
-			return -EINVAL;
-		*id = res->pw_uid;
-	}
-	return 0;
-}
-
 static bool get_settime(struct xdr_in *x, uint32_t *mask, uint32_t set_bit,
                         uint32_t now_bit, struct timespec *t)
 {
@@ -532,10 +517,27 @@ static bool get_settime(struct xdr_in *x, uint32_t *mask, uint32_t set_bit,
 	return true;
 }
 
-static uint32_t decode_one(struct xdr_in *x, unsigned id, struct bk_setattr *sa)
+/* owner or owner_group: a number or a name of our domain, whatever the
+ * export's idmap (RFC 7530 5.9: BADOWNER for what we cannot map). */
+static uint32_t decode_owner(const struct nfs4_compound *c, struct xdr_in *x,
+                             bool group, uint32_t *id)
 {
 	const uint8_t *p;
 	uint32_t n;
+	int rc;
+
+	if (!xdr_get_opaque_ref(x, &p, &n, NFS4_OPAQUE_LIMIT))
+		return NFS4ERR_BADXDR;
+	rc = idmap_owner_id(c->srv->idmap_domain, p, n, group, id);
+	if (rc == -EINVAL)
+		return NFS4ERR_BADOWNER;
+	return rc ? NFS4ERR_DELAY : NFS4_OK;
+}
+
+static uint32_t decode_one(const struct nfs4_compound *c, struct xdr_in *x,
+                           unsigned id, struct bk_setattr *sa)
+{
+	uint32_t st;
 
 	switch (id) {
 	case A_SIZE:
@@ -550,14 +552,15 @@ static uint32_t decode_one(struct xdr_in *x, unsigned id, struct bk_setattr *sa)
 		sa->mask |= BK_SET_MODE;
 		return NFS4_OK;
 	case A_OWNER:
+		st = decode_owner(c, x, false, &sa->uid);
+		if (!st)
+			sa->mask |= BK_SET_UID;
+		return st;
 	case A_OWNER_GROUP:
-		if (!xdr_get_opaque_ref(x, &p, &n, NFS4_OPAQUE_LIMIT))
-			return NFS4ERR_BADXDR;
-		if (parse_owner(p, n, id == A_OWNER_GROUP,
-		                id == A_OWNER ? &sa->uid : &sa->gid))
-			return NFS4ERR_BADOWNER;
-		sa->mask |= id == A_OWNER ? BK_SET_UID : BK_SET_GID;
-		return NFS4_OK;
+		st = decode_owner(c, x, true, &sa->gid);
+		if (!st)
+			sa->mask |= BK_SET_GID;
+		return st;
 	case A_TIME_ACCESS_SET:
 		return get_settime(x, &sa->mask, BK_SET_ATIME, BK_SET_ATIME_NOW,
 		                   &sa->atime)
@@ -591,7 +594,7 @@ uint32_t nfs4_decode_sattr(struct nfs4_compound *c, struct xdr_in *x,
 	for (unsigned id = 0; id <= A_LAST; id++) {
 		if (!bm_has(bm, id))
 			continue;
-		st = decode_one(&al, id, sa);
+		st = decode_one(c, &al, id, sa);
 		if (st)
 			return st;
 		bm_set(set, id);
