@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -870,6 +871,168 @@ static void test_stability(void)
 	sx->ops = ax->ops = saved;
 }
 
+/* cachestat(2) (Linux 6.5): pages of a file in the page cache, dirty and
+ * under writeback. Debian 12's headers predate it. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct cs_range {
+	uint64_t off, len;
+};
+struct cs_stat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+	    nr_recently_evicted;
+};
+
+static int cachestat_path(const char *path, struct cs_stat *out)
+{
+	struct cs_range r = {0, 0}; /* len 0: to the end of the file */
+	int fd = open(path, O_RDONLY), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = syscall(__NR_cachestat, fd, &r, out, 0) != 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* The stability the server asked of the backend's write. */
+static ssize_t (*real_write)(struct bk_export *, const struct bk_cred *,
+                             const struct bk_handle *, const void *, size_t,
+                             uint64_t, enum bk_stable, enum bk_stable *);
+static int write_asked;
+
+static ssize_t recorded_write(struct bk_export *ex, const struct bk_cred *cr,
+                              const struct bk_handle *h, const void *buf,
+                              size_t count, uint64_t off, enum bk_stable stable,
+                              enum bk_stable *committed)
+{
+	write_asked = (int)stable;
+	return real_write(ex, cr, h, buf, count, off, stable, committed);
+}
+
+/* WRITE len bytes of data at 0 with stable_how how: the status, the
+ * count written and committed from the reply. */
+static uint32_t write_how(const struct nfs_fh *fh, const void *data,
+                          uint32_t len, uint32_t how, uint32_t *n,
+                          uint32_t *committed, uint8_t verf[8])
+{
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint64_t sz;
+	uint32_t st;
+
+	put_fh(&a, fh);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, len);
+	xdr_put_u32(&a, how);
+	xdr_put_opaque(&a, data, len);
+	call(NFSPROC3_WRITE, &a, &rep);
+	st = status(&rep);
+	get_pre_op(&rep.res, &sz);
+	get_post_op(&rep.res, NULL);
+	if (st == NFS3_OK &&
+	    (!xdr_get_u32(&rep.res, n) || !xdr_get_u32(&rep.res, committed) ||
+	     !xdr_get_fixed(&rep.res, verf, 8)))
+		st = 0xbad;
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
+	return st;
+}
+
+/* RFC 1813 section 3.3.7: DATA_SYNC asks that the data (and the metadata
+ * needed to read it back) be on stable storage before the reply, which
+ * says committed DATA_SYNC or FILE_SYNC. Over the wire on the sync and
+ * the async export: the reply, what the backend was asked, and the page
+ * cache afterwards (cachestat: no dirty or writeback page left). */
+static void test_data_sync(void)
+{
+	static uint8_t data[65536], back[65536];
+	const struct nfs_fh *dirs[2] = {&root, &asroot};
+	const char *paths[2] = {rwdir, asdir}, *names[2] = {"sync", "async"};
+	struct export *sx = &S.exports->v[0], *ax = &S.exports->v[2];
+	const struct bk_ops *saved = sx->ops;
+	struct cs_stat cs;
+	char path[200], name[128];
+	uint32_t n, c;
+	uint8_t verf[8];
+	struct nfs_fh f;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	counted_ops = *saved;
+	real_write = saved->write;
+	counted_ops.write = recorded_write;
+	sx->ops = ax->ops = &counted_ops;
+	for (int i = 0; i < 2; i++) {
+		n = c = 99;
+		write_asked = -1;
+		snprintf(name, sizeof(name),
+		         "WRITE DATA_SYNC on the %s export: all written, "
+		         "committed >= DATA_SYNC, the backend asked for it",
+		         names[i]);
+		CHECK(create(dirs[i], "ds", 0, &f) == NFS3_OK &&
+		          write_how(&f, data, sizeof(data), 1, &n, &c, verf) ==
+		              NFS3_OK &&
+		          n == sizeof(data) && c >= 1 && c <= 2 &&
+		          !memcmp(verf, S.write_verf, 8) &&
+		          write_asked >= BK_DATA_SYNC,
+		      name);
+		snprintf(path, sizeof(path), "%s/ds", paths[i]);
+		int rc = cachestat_path(path, &cs);
+		snprintf(name, sizeof(name),
+		         "WRITE DATA_SYNC on the %s export: no page left dirty "
+		         "or under writeback (cachestat)",
+		         names[i]);
+		if (rc == -ENOSYS)
+			printf("ok - # SKIP %s (no cachestat)\n", name);
+		else
+			CHECK(rc == 0 && cs.nr_cache > 0 && cs.nr_dirty == 0 &&
+			          cs.nr_writeback == 0,
+			      name);
+		int fd = open(path, O_RDONLY);
+		snprintf(name, sizeof(name),
+		         "WRITE DATA_SYNC on the %s export: the file holds the "
+		         "data",
+		         names[i]);
+		CHECK(fd >= 0 &&
+		          pread(fd, back, sizeof(back), 0) ==
+		              (ssize_t)sizeof(back) &&
+		          !memcmp(back, data, sizeof(data)),
+		      name);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* exports(5) "sync": an UNSTABLE WRITE is answered FILE_SYNC, so
+	 * it must be as stable as that. */
+	if (create(&root, "ds_sync", 0, &f) == NFS3_OK &&
+	    write_how(&f, data, sizeof(data), 0, &n, &c, verf) == NFS3_OK) {
+		snprintf(path, sizeof(path), "%s/ds_sync", rwdir);
+		int rc = cachestat_path(path, &cs);
+		const char *what = "WRITE UNSTABLE on the sync export: "
+		                   "FILE_SYNC, no page left dirty (cachestat)";
+		if (rc == -ENOSYS)
+			printf("ok - # SKIP %s\n", what);
+		else
+			CHECK(rc == 0 && c == 2 && cs.nr_cache > 0 &&
+			          cs.nr_dirty == 0 && cs.nr_writeback == 0,
+			      what);
+	} else {
+		CHECK(false, "WRITE UNSTABLE on the sync export");
+	}
+	/* What the cachestat check would see of a write left unstable. */
+	if (create(&asroot, "ds_unstable", 0, &f) == NFS3_OK &&
+	    write_how(&f, data, sizeof(data), 0, &n, &c, verf) == NFS3_OK) {
+		snprintf(path, sizeof(path), "%s/ds_unstable", asdir);
+		if (cachestat_path(path, &cs) == 0)
+			printf("# control: UNSTABLE on the async export "
+			       "(committed %u) left %llu of %llu pages dirty\n",
+			       c, (unsigned long long)cs.nr_dirty,
+			       (unsigned long long)cs.nr_cache);
+	}
+	sx->ops = ax->ops = saved;
+}
+
 /* One READDIR or READDIRPLUS round; counts names into seen[]. */
 struct listing {
 	int seen[3000];
@@ -1598,6 +1761,7 @@ int main(void)
 	test_namespace();
 	test_rofs();
 	test_stability();
+	test_data_sync();
 	test_readdir();
 	test_readdir_cookies();
 	test_readdir_counts();
