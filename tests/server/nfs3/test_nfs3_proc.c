@@ -707,11 +707,7 @@ static void test_namespace(void)
 	          xdr_get_u64(&rep.res, &tb) && xdr_get_u64(&rep.res, &fb) &&
 	          tb > 0 && fb <= tb,
 	      "FSSTAT: sizes");
-	call(NFSPROC3_FSINFO, &a, &rep);
-	uint32_t rtmax = 0;
-	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
-	          xdr_get_u32(&rep.res, &rtmax) && rtmax == 1048576,
-	      "FSINFO: rtmax 1 MiB");
+	/* FSINFO: test_fsinfo */
 	call(NFSPROC3_PATHCONF, &a, &rep);
 	uint32_t linkmax = 0, name_max = 0;
 	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
@@ -1031,6 +1027,100 @@ static void test_data_sync(void)
 			       (unsigned long long)cs.nr_cache);
 	}
 	sx->ops = ax->ops = saved;
+}
+
+/* FSINFO properties (RFC 1813 section 3.3.19) */
+#define FSF3_LINK 0x0001u
+#define FSF3_SYMLINK 0x0002u
+#define FSF3_HOMOGENEOUS 0x0008u
+#define FSF3_CANSETTIME 0x0010u
+
+/* RFC 1813 section 3.3.19. snfsd moves up to 1 MiB per READ, WRITE and
+ * READDIR and prefers the same (src/server/nfs3/attr.c), in multiples of
+ * a 4 KiB page; files may grow to what WRITE accepts (an offset plus
+ * count up to 2^63-1, FBIG past it); times are kept to the nanosecond;
+ * hard links, symlinks and setting times work, and PATHCONF is the same
+ * for every object of an export (mount points are never crossed). The
+ * sizes are checked against READ and WRITE, too. */
+static void test_fsinfo(void)
+{
+	static uint8_t big[(1u << 20) + 1], back[1u << 20];
+	struct xdr_out a = args_new();
+	struct reply rep = {0};
+	uint32_t rtmax = 0, rtpref = 0, rtmult = 0, wtmax = 0, wtpref = 0,
+	         wtmult = 0, dtpref = 0, td_s = 9, td_ns = 9, props = 0, n = 0,
+	         c = 0;
+	uint64_t maxfilesize = 0;
+	struct fattr fa;
+	struct nfs_fh f;
+	uint8_t verf[8];
+	bool attr;
+
+	put_fh(&a, &root);
+	call(NFSPROC3_FSINFO, &a, &rep);
+	CHECK(status(&rep) == NFS3_OK, "FSINFO: OK");
+	attr = get_post_op(&rep.res, &fa);
+	xdr_get_u32(&rep.res, &rtmax);
+	xdr_get_u32(&rep.res, &rtpref);
+	xdr_get_u32(&rep.res, &rtmult);
+	xdr_get_u32(&rep.res, &wtmax);
+	xdr_get_u32(&rep.res, &wtpref);
+	xdr_get_u32(&rep.res, &wtmult);
+	xdr_get_u32(&rep.res, &dtpref);
+	xdr_get_u64(&rep.res, &maxfilesize);
+	xdr_get_u32(&rep.res, &td_s);
+	xdr_get_u32(&rep.res, &td_ns);
+	xdr_get_u32(&rep.res, &props);
+	CHECK(!rep.res.err && xdr_in_remaining(&rep.res) == 0 && attr &&
+	          fa.type == NF3DIR,
+	      "FSINFO: the whole reply decodes, with the root's attributes");
+	CHECK(rtmax == 1u << 20 && rtpref == 1u << 20,
+	      "FSINFO: rtmax and rtpref 1 MiB");
+	CHECK(wtmax == 1u << 20 && wtpref == 1u << 20,
+	      "FSINFO: wtmax and wtpref 1 MiB");
+	CHECK(dtpref == 1u << 20, "FSINFO: dtpref 1 MiB");
+	CHECK(rtmult == 4096 && wtmult == 4096, "FSINFO: rtmult, wtmult 4096");
+	CHECK(maxfilesize == (uint64_t)INT64_MAX, "FSINFO: maxfilesize 2^63-1");
+	CHECK(td_s == 0 && td_ns == 1, "FSINFO: time_delta 1 ns");
+	CHECK(props == (FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS |
+	                FSF3_CANSETTIME),
+	      "FSINFO: properties LINK, SYMLINK, HOMOGENEOUS, CANSETTIME");
+
+	/* The sizes hold: a wtmax WRITE is taken whole, one byte more is
+	 * refused (INVAL), an rtmax READ gives all it asked; past
+	 * maxfilesize is FBIG. */
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13 + 5);
+	CHECK(create(&root, "fsinfo_io", 0, &f) == NFS3_OK &&
+	          write_how(&f, big, wtmax, 0, &n, &c, verf) == NFS3_OK &&
+	          n == wtmax,
+	      "WRITE of wtmax bytes: all written");
+	CHECK(write_how(&f, big, wtmax + 1, 0, &n, &c, verf) == NFS3ERR_INVAL,
+	      "WRITE of wtmax + 1 bytes: INVAL");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, rtmax);
+	call(NFSPROC3_READ, &a, &rep);
+	uint32_t count = 0, len = 0;
+	bool eof = false;
+	CHECK(status(&rep) == NFS3_OK && get_post_op(&rep.res, NULL) &&
+	          xdr_get_u32(&rep.res, &count) &&
+	          xdr_get_bool(&rep.res, &eof) && rtmax <= sizeof(back) &&
+	          xdr_get_opaque(&rep.res, back, &len, rtmax) &&
+	          count == rtmax && len == rtmax && eof &&
+	          !memcmp(back, big, rtmax),
+	      "READ of rtmax bytes: all of them, eof");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	xdr_put_u64(&a, maxfilesize);
+	xdr_put_u32(&a, 1);
+	xdr_put_u32(&a, 0);
+	xdr_put_opaque(&a, "z", 1);
+	call(NFSPROC3_WRITE, &a, &rep);
+	CHECK(status(&rep) == NFS3ERR_FBIG, "WRITE at maxfilesize: FBIG");
+	xdr_out_free(&a);
+	xdr_out_free(&rep.buf);
 }
 
 /* One READDIR or READDIRPLUS round; counts names into seen[]. */
@@ -1762,6 +1852,7 @@ int main(void)
 	test_rofs();
 	test_stability();
 	test_data_sync();
+	test_fsinfo();
 	test_readdir();
 	test_readdir_cookies();
 	test_readdir_counts();
