@@ -133,12 +133,18 @@ void fd_cache_drop_writable(struct fd_cache *c, const struct bk_handle *h);
 int dir_cursor_cache_new(struct dir_cursor_cache **out);
 void dir_cursor_cache_free(struct dir_cursor_cache *c);
 void dir_cursor_forget(struct dir_cursor_cache *c, const struct bk_handle *h);
+/* Streams opened, getdents64 calls and the records they returned, over
+ * all cursors so far (for tests). */
+struct dir_cursor_stats {
+	uint64_t opens, getdents, records;
+};
+void dir_cursor_stats(struct dir_cursor_stats *out);
 int posix_readdir(struct bk_export *ex, const struct bk_cred *cr,
                   const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
                   void *arg, bool *eof);
 int posix_readdir_plus(struct bk_export *ex, const struct bk_cred *cr,
-                  const struct bk_handle *dir, uint64_t cookie, bk_dirent_fn fn,
-                  void *arg, bool *eof);
+                       const struct bk_handle *dir, uint64_t cookie,
+                       bk_dirent_fn fn, void *arg, bool *eof);
 
 /* hole/data maps (holemap.c), cached per file */
 int hole_map_cache_new(struct hole_map_cache **out);
@@ -148,8 +154,8 @@ void hole_map_cache_free(struct hole_map_cache *c);
  * real extents, not cut to the range: the first may begin before off and
  * the last end past off + len. Fewer than needed to cover the range when
  * max is reached. */
-int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h,
-                    int fd, const struct stat *st, uint64_t off, uint64_t len,
+int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
+                    const struct stat *st, uint64_t off, uint64_t len,
                     struct bk_extent *out, int max, int *n);
 /* Forget h's map: snfsd changed the file's data or size. */
 void hole_map_invalidate(struct hole_map_cache *c, const struct bk_handle *h);
