@@ -184,7 +184,7 @@ bool nfs4_attrs_from_dirent(uint32_t minor, const uint32_t req[3])
 
 /* What EXCLUSIVE4_1 may set with the verifier: not the times, which hold
  * the verifier (RFC 8881 18.16.3). */
-static void exclcreat_attrs(uint32_t bm[3])
+void nfs4_exclcreat_attrs(uint32_t bm[3])
 {
 	bm[0] = bm[1] = bm[2] = 0;
 	bm_set(bm, A_SIZE);
@@ -423,7 +423,7 @@ static uint32_t put_attr(struct nfs4_compound *c, struct xdr_out *x,
 		xdr_put_u64(x, s->mounted_on_set ? s->mounted_on : a->fileid);
 		break;
 	case A_SUPPATTR_EXCLCREAT:
-		exclcreat_attrs(bm);
+		nfs4_exclcreat_attrs(bm);
 		nfs4_put_bitmap(x, bm);
 		break;
 	default:

@@ -162,6 +162,24 @@ static size_t reply_used(const struct nfs4_compound *c)
 	return NFS4_RPC_HDR + ((size_t)xdr_out_size(c->res) - c->res_start);
 }
 
+/* The reply must fit ca_maxresponsesize, and one to be kept for replay
+ * ca_maxresponsesize_cached too (RFC 8881 2.10.6.4). */
+static size_t reply_limit(const struct nfs4_compound *c)
+{
+	if (c->cachethis && c->maxresp_cached < c->maxresp)
+		return c->maxresp_cached;
+	return c->maxresp;
+}
+
+size_t nfs4_reply_room(const struct nfs4_compound *c)
+{
+	size_t used = reply_used(c), limit = reply_limit(c);
+
+	if (!c->maxresp)
+		return SIZE_MAX;
+	return limit > used ? limit - used : 0;
+}
+
 /* 4.1 session rules checked before an op runs (RFC 8881 2.10.6,
  * 18.46.3): SEQUENCE first, the sessionless ops alone. */
 static uint32_t session_rules(struct nfs4_compound *c,
@@ -208,6 +226,22 @@ static uint32_t size_rules(struct nfs4_compound *c, const struct nfs4_opdesc *d)
 	return NFS4_OK;
 }
 
+/* The limits again on the reply as built: the estimate checked before
+ * may fall short of what an op wrote (RFC 8881 2.10.6.4: a reply past
+ * them is never sent, nor one past the cached limit kept). */
+static uint32_t size_after(const struct nfs4_compound *c)
+{
+	size_t used = reply_used(c);
+
+	if (!c->maxresp)
+		return NFS4_OK;
+	if (used > c->maxresp)
+		return NFS4ERR_REP_TOO_BIG;
+	if (c->cachethis && used > c->maxresp_cached)
+		return NFS4ERR_REP_TOO_BIG_TO_CACHE;
+	return NFS4_OK;
+}
+
 /* Run one op whose number has been read. Returns its status. */
 static uint32_t run_op(struct nfs4_compound *c)
 {
@@ -234,6 +268,10 @@ static uint32_t run_op(struct nfs4_compound *c)
 	if (st)
 		return st;
 	st = d->fn(c);
+	if (st == NFS4_OK && (st = size_after(c)) != NFS4_OK) {
+		xdr_out_truncate(c->res, c->oppos + 4);
+		return st;
+	}
 	if (st == NFS4_OK && (d->flags & OPF_CLEARSID))
 		c->cur_sid_set = false;
 	if (st != NFS4_OK && st != NFS4_REPLAYED && !(d->flags & OPF_ERRBODY))

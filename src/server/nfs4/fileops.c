@@ -532,13 +532,10 @@ uint32_t nfs4_op_readdir(struct nfs4_compound *c)
 		return st;
 	if (maxcount > NFS4_MAXIO)
 		maxcount = NFS4_MAXIO;
-	if (c->maxresp) {
-		size_t used = NFS4_RPC_HDR +
-		              ((size_t)xdr_out_size(c->res) - c->res_start);
-		size_t room = c->maxresp > used ? c->maxresp - used : 0;
-		if (maxcount > room)
-			maxcount = (uint32_t)room;
-	}
+	/* Fewer entries rather than a reply past the session's limits (the
+	 * cached one for sa_cachethis). */
+	if (maxcount > nfs4_reply_room(c))
+		maxcount = (uint32_t)nfs4_reply_room(c);
 	if (maxcount < 16)
 		return NFS4ERR_TOOSMALL;
 	if (c->cfh.kind == FH4_PSEUDO)

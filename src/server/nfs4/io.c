@@ -32,6 +32,23 @@ struct open_req {
 	char name[BK_NAME_MAX + 1];
 };
 
+/* EXCLUSIVE4_1's cva_attrs: only what suppattr_exclcreat lists, else
+ * INVAL (RFC 8881 18.16.3): a time set would overwrite the verifier the
+ * times hold, and the retry of the create would then be EXIST. */
+static uint32_t decode_exclcreat_attrs(struct nfs4_compound *c,
+                                       struct open_req *o)
+{
+	uint32_t allowed[3], st = nfs4_decode_sattr(c, c->args, &o->sa, o->set);
+
+	if (st)
+		return st;
+	nfs4_exclcreat_attrs(allowed);
+	for (int i = 0; i < 3; i++)
+		if (o->set[i] & ~allowed[i])
+			return NFS4ERR_INVAL;
+	return NFS4_OK;
+}
+
 static uint32_t decode_createhow(struct nfs4_compound *c, struct open_req *o)
 {
 	if (!xdr_get_u32(c->args, &o->createmode))
@@ -48,7 +65,7 @@ static uint32_t decode_createhow(struct nfs4_compound *c, struct open_req *o)
 			return NFS4ERR_BADXDR;
 		if (!xdr_get_fixed(c->args, o->verf, 8))
 			return NFS4ERR_BADXDR;
-		return nfs4_decode_sattr(c, c->args, &o->sa, o->set);
+		return decode_exclcreat_attrs(c, o);
 	}
 	return NFS4ERR_BADXDR;
 }
@@ -347,19 +364,17 @@ static uint32_t type_first(struct nfs4_compound *c, uint32_t st)
 	return t ? t : st;
 }
 
-/* How many data bytes fit in this reply (4.1 ca_maxresponsesize). */
+/* How many data bytes fit in this reply (4.1 ca_maxresponsesize, or
+ * ca_maxresponsesize_cached for one to be cached): a short READ is what
+ * RFC 8881 18.22.3 allows instead of REP_TOO_BIG(_TO_CACHE). */
 uint32_t nfs4_io_room(const struct nfs4_compound *c, uint32_t count,
                       uint32_t overhead)
 {
-	size_t used, room;
+	size_t room = nfs4_reply_room(c);
 
 	if (count > NFS4_MAXIO)
 		count = NFS4_MAXIO;
-	if (!c->maxresp)
-		return count;
-	used = NFS4_RPC_HDR + ((size_t)xdr_out_size(c->res) - c->res_start) +
-	       overhead;
-	room = c->maxresp > used ? c->maxresp - used : 0;
+	room = room > overhead ? room - overhead : 0;
 	return count < room ? count : (uint32_t)(room & ~(size_t)3);
 }
 

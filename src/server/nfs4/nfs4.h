@@ -89,6 +89,10 @@ struct nfs4_compound {
 typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *c);
 
 const char *nfs4_op_name(uint32_t op);
+/* Reply bytes this COMPOUND may still add: to ca_maxresponsesize, or with
+ * sa_cachethis to ca_maxresponsesize_cached; SIZE_MAX without a session.
+ * READ and READDIR size their replies to it. */
+size_t nfs4_reply_room(const struct nfs4_compound *c);
 
 /* ---- xdr4.c: codec helpers ---- */
 uint32_t nfs4_errno(int err);
@@ -131,6 +135,9 @@ struct nfs4_attr_src {
 	uint64_t mounted_on;
 };
 void nfs4_supported_attrs(uint32_t minor, uint32_t bm[3]);
+/* suppattr_exclcreat: what OPEN's EXCLUSIVE4_1 may set with the
+ * verifier. */
+void nfs4_exclcreat_attrs(uint32_t bm[3]);
 /* Whether every attribute of req that is given can be told from an
  * entry's type and fileid alone (with no handle or other attributes):
  * READDIR then needs no lookup or stat per name. */

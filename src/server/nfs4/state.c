@@ -815,15 +815,20 @@ uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c)
 		return NFS4ERR_BADXDR;
 	pthread_mutex_lock(&c->st->lock);
 	cl = nfs4_client_find(c->st, id, false);
+	/* RFC 8881 18.50.3: a client ID not known (gone, or never given)
+	 * is STALE_CLIENTID; EXPIRED is no error of DESTROY_CLIENTID. It is
+	 * busy while it has sessions, opens or locks. */
 	if (!cl || cl->minor == 0)
-		st = clientid_error(c->st, id);
-	else if (cl->sessions)
+		st = NFS4ERR_STALE_CLIENTID;
+	else if (cl->sessions || nfs4_client_has_state(c->st, cl))
 		st = NFS4ERR_CLIENTID_BUSY;
 	else
 		client_destroy(c->st, cl);
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
 }
+
+enum { CDFC4_FORE = 1, CDFC4_FORE_OR_BOTH = 3, CDFS4_FORE = 1 };
 
 uint32_t nfs4_op_bind_conn_to_session(struct nfs4_compound *c)
 {
@@ -835,18 +840,21 @@ uint32_t nfs4_op_bind_conn_to_session(struct nfs4_compound *c)
 	if (!xdr_get_fixed(c->args, id, sizeof(id)) ||
 	    !xdr_get_u32(c->args, &dir) || !xdr_get_bool(c->args, &rdma))
 		return NFS4ERR_BADXDR;
-	if (dir > 3)
-		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&c->st->lock);
 	if (!session_find(c->st, id))
 		st = NFS4ERR_BADSESSION;
 	pthread_mutex_unlock(&c->st->lock);
 	if (st)
 		return st;
-	/* Every connection serves the fore channel; there is no back
-	 * channel to bind. */
+	/* Every connection serves the fore channel; no session has a back
+	 * channel. RFC 8881 18.34.3: CDFC4_BACK and CDFC4_BACK_OR_BOTH
+	 * (7) need one, so they cannot be granted (answering FORE to them
+	 * would bind what the client did not ask for); FORE_OR_BOTH is
+	 * answered FORE. */
+	if (dir != CDFC4_FORE && dir != CDFC4_FORE_OR_BOTH)
+		return NFS4ERR_INVAL;
 	xdr_put_fixed(c->res, id, sizeof(id));
-	xdr_put_u32(c->res, 1); /* CDFS4_FORE */
+	xdr_put_u32(c->res, CDFS4_FORE);
 	xdr_put_bool(c->res, false);
 	return NFS4_OK;
 }

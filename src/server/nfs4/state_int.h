@@ -130,6 +130,9 @@ uint64_t nfs4_new_id(struct nfs4_server *st);
 bool nfs4_grace_locked(struct nfs4_server *st);
 /* stateid.c: drop every open and lock of a client. */
 void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl);
+/* Whether a client holds any open or lock. */
+bool nfs4_client_has_state(const struct nfs4_server *st,
+                           const struct nfs4_client *cl);
 void nfs4_owner_free(struct nfs4_owner *o);
 
 #endif

@@ -286,14 +286,26 @@ void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl)
 	}
 }
 
-static bool sid_is(const struct nfs4_stateid *s, uint32_t seqid, int fill)
+bool nfs4_client_has_state(const struct nfs4_server *st,
+                           const struct nfs4_client *cl)
 {
-	if (s->seqid != seqid)
-		return false;
+	for (const struct nfs4_stid *s = st->stids; s; s = s->next)
+		if (s->cl == cl)
+			return true;
+	return false;
+}
+
+static bool other_is(const struct nfs4_stateid *s, int fill)
+{
 	for (int i = 0; i < NFS4_OTHER_SIZE; i++)
 		if (s->other[i] != (uint8_t)fill)
 			return false;
 	return true;
+}
+
+static bool sid_is(const struct nfs4_stateid *s, uint32_t seqid, int fill)
+{
+	return s->seqid == seqid && other_is(s, fill);
 }
 
 static bool sid_anonymous(const struct nfs4_stateid *s)
@@ -301,11 +313,12 @@ static bool sid_anonymous(const struct nfs4_stateid *s)
 	return sid_is(s, 0, 0) || sid_is(s, UINT32_MAX, 0xff);
 }
 
-/* Find a stateid and check its seqid (RFC 8881 8.2.2): 0 in 4.1 means
- * "the current one"; older is OLD_STATEID, newer BAD_STATEID. */
-static uint32_t stid_lookup(struct nfs4_compound *c,
-                            const struct nfs4_stateid *sid,
-                            struct nfs4_stid **out)
+/* Find a stateid by its "other", whatever its seqid: one of another
+ * instance is stale (bad in 4.1), an unknown one bad, and in 4.1 one is
+ * only good with its own client's session. */
+static uint32_t stid_find(struct nfs4_compound *c,
+                          const struct nfs4_stateid *sid,
+                          struct nfs4_stid **out)
 {
 	uint32_t epoch = (uint32_t)sid->other[0] << 24 |
 	                 (uint32_t)sid->other[1] << 16 |
@@ -313,6 +326,12 @@ static uint32_t stid_lookup(struct nfs4_compound *c,
 	uint64_t id = 0;
 	struct nfs4_stid *s;
 
+	/* RFC 7530 9.1.4.3, RFC 8881 8.2.3: an "other" of all zeros or all
+	 * ones is reserved, never a stateid of any instance: not stale but
+	 * BAD_STATEID (in 4.0 too, where seqid 1 with zeros is no current
+	 * stateid). */
+	if (other_is(sid, 0) || other_is(sid, 0xff))
+		return NFS4ERR_BAD_STATEID;
 	if (epoch != c->st->epoch)
 		return c->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	for (int i = 0; i < 8; i++)
@@ -320,19 +339,33 @@ static uint32_t stid_lookup(struct nfs4_compound *c,
 	for (s = c->st->stid_hash[id & (NFS4_HASH - 1)]; s; s = s->hnext)
 		if (s->id == id)
 			break;
-	if (!s)
-		return NFS4ERR_BAD_STATEID;
-	if (c->minor > 0 && sid->seqid == 0)
-		; /* the current seqid, whatever it is */
-	else if (sid->seqid < s->seqid)
-		return NFS4ERR_OLD_STATEID;
-	else if (sid->seqid > s->seqid)
-		return NFS4ERR_BAD_STATEID;
-	/* 4.1: a stateid is only good with its own client's session. */
-	if (c->minor > 0 && s->cl->clientid != c->clientid)
+	if (!s || (c->minor > 0 && s->cl->clientid != c->clientid))
 		return NFS4ERR_BAD_STATEID;
 	*out = s;
 	return NFS4_OK;
+}
+
+/* The seqid of a stateid found (RFC 8881 8.2.2): 0 in 4.1 means "the
+ * current one"; older is OLD_STATEID, newer BAD_STATEID. */
+static uint32_t stid_seqid_check(const struct nfs4_compound *c,
+                                 const struct nfs4_stateid *sid,
+                                 const struct nfs4_stid *s)
+{
+	if (c->minor > 0 && sid->seqid == 0)
+		return NFS4_OK;
+	if (sid->seqid < s->seqid)
+		return NFS4ERR_OLD_STATEID;
+	return sid->seqid > s->seqid ? NFS4ERR_BAD_STATEID : NFS4_OK;
+}
+
+/* Find a stateid and check its seqid. */
+static uint32_t stid_lookup(struct nfs4_compound *c,
+                            const struct nfs4_stateid *sid,
+                            struct nfs4_stid **out)
+{
+	uint32_t st = stid_find(c, sid, out);
+
+	return st ? st : stid_seqid_check(c, sid, *out);
 }
 
 static bool stid_on_cfh(const struct nfs4_compound *c,
@@ -343,6 +376,28 @@ static bool stid_on_cfh(const struct nfs4_compound *c,
 	return c->cfh.kind == FH4_EXPORT && f->fsid == c->cfh.ex->fsid &&
 	       f->bh.len == c->cfh.bh.len &&
 	       !memcmp(f->bh.data, c->cfh.bh.data, f->bh.len);
+}
+
+/* A seqid-bearing op's stateid (4.0 CLOSE, OPEN_CONFIRM, OPEN_DOWNGRADE,
+ * LOCK, LOCKU). RFC 7530 9.1.7: a retransmission carries the stateid it
+ * had the first time, now old, and gets the saved reply, not
+ * OLD_STATEID; a new request with an old stateid still uses up its
+ * seqid, one with a BAD_STATEID does not. */
+static uint32_t stid_lookup_seqid(struct nfs4_compound *c,
+                                  const struct nfs4_stateid *sid, bool lock,
+                                  uint32_t seqid, struct nfs4_stid **out)
+{
+	uint32_t st = stid_find(c, sid, out), sq;
+
+	if (st)
+		return st;
+	if ((*out)->lock != lock || !stid_on_cfh(c, *out))
+		return NFS4ERR_BAD_STATEID;
+	st = stid_seqid_check(c, sid, *out);
+	if (st == NFS4ERR_BAD_STATEID)
+		return st;
+	sq = seqid_check(c, (*out)->owner, seqid);
+	return sq ? sq : st;
 }
 
 uint32_t nfs4_resolve_stateid(struct nfs4_compound *c, struct nfs4_stateid *sid)
@@ -551,13 +606,8 @@ static uint32_t open_stid(struct nfs4_compound *c, uint32_t seqid,
                           struct nfs4_stid **out)
 {
 	struct nfs4_stid *s;
-	uint32_t st = stid_lookup(c, sid, &s);
+	uint32_t st = stid_lookup_seqid(c, sid, false, seqid, &s);
 
-	if (st)
-		return st;
-	if (s->lock || !stid_on_cfh(c, s))
-		return NFS4ERR_BAD_STATEID;
-	st = seqid_check(c, s->owner, seqid);
 	if (st)
 		return st;
 	s->cl->renewed = nfs4_now();
@@ -774,12 +824,8 @@ static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
 		sid = a->lock_sid;
 		st = nfs4_resolve_stateid(c, &sid);
 		if (!st)
-			st = stid_lookup(c, &sid, &s);
-		if (st)
-			return st;
-		if (!s->lock || !stid_on_cfh(c, s))
-			return NFS4ERR_BAD_STATEID;
-		st = seqid_check(c, s->owner, a->lock_seqid);
+			st =
+			    stid_lookup_seqid(c, &sid, true, a->lock_seqid, &s);
 		if (st)
 			return st;
 		*out = s;
@@ -922,11 +968,7 @@ uint32_t nfs4_op_locku(struct nfs4_compound *c)
 	if (st)
 		return st;
 	pthread_mutex_lock(&c->st->lock);
-	st = stid_lookup(c, &sid, &s);
-	if (!st && (!s->lock || !stid_on_cfh(c, s)))
-		st = NFS4ERR_BAD_STATEID;
-	if (!st)
-		st = seqid_check(c, s->owner, seqid);
+	st = stid_lookup_seqid(c, &sid, true, seqid, &s);
 	if (st)
 		goto out;
 	if (range_set(s, r.start, r.end, true, false)) {

@@ -20,9 +20,10 @@
 #include "server/nfs4/share.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
+#include "state_testlib.h"
 #include "util/log.h"
 
-static char base[64], rwdir[96], rodir[96];
+static char base[64], rodir[96];
 
 /* NFSv3 READ (6), WRITE (7) or SETATTR of the size (2) of the file with
  * handle bh: its nfsstat3. */
@@ -306,215 +307,6 @@ static void test_pseudofs(void)
 
 /* ---- 4.0 state ---- */
 
-struct client40 {
-	uint64_t clientid;
-	const char *owner;
-	uint32_t seqid; /* open-owner seqid */
-};
-
-static uint32_t setclientid(struct client40 *cl, const char *id)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint8_t verf[8];
-	uint32_t st;
-
-	c_begin(&b, 0);
-	op(&b, OP4_SETCLIENTID);
-	xdr_put_fixed(&b.x, "verifier", 8);
-	xdr_put_string(&b.x, id);
-	xdr_put_u32(&b.x, 0x40000000);
-	xdr_put_string(&b.x, "tcp");
-	xdr_put_string(&b.x, "127.0.0.1.3.4");
-	xdr_put_u32(&b.x, 1);
-	st = c_send(&b, &rep);
-	if (st == NFS4_OK) {
-		res_next(&rep, OP4_SETCLIENTID);
-		xdr_get_u64(&rep.res, &cl->clientid);
-		xdr_get_fixed(&rep.res, verf, 8);
-		c_begin(&b, 0);
-		op(&b, OP4_SETCLIENTID_CONFIRM);
-		xdr_put_u64(&b.x, cl->clientid);
-		xdr_put_fixed(&b.x, verf, 8);
-		st = c_send(&b, &rep);
-	}
-	cl->owner = id;
-	cl->seqid = 1;
-	rep_free(&rep);
-	return st;
-}
-
-/* OPEN (create unchecked) name in the rw export; sid and the reply's
- * raw bytes out. */
-static uint32_t open40(struct client40 *cl, const char *name, uint32_t access,
-                       uint32_t deny, struct nfs4_stateid *sid,
-                       struct reply *rep, uint32_t seqid)
-{
-	struct cbuf b;
-	uint32_t st, rflags, v;
-
-	c_begin(&b, 0);
-	op_walk(&b, rwdir);
-	op(&b, OP4_OPEN);
-	xdr_put_u32(&b.x, seqid);
-	xdr_put_u32(&b.x, access);
-	xdr_put_u32(&b.x, deny);
-	xdr_put_u64(&b.x, cl->clientid);
-	xdr_put_string(&b.x, cl->owner);
-	xdr_put_u32(&b.x, 1); /* CREATE */
-	xdr_put_u32(&b.x, 0); /* UNCHECKED4 */
-	xdr_put_u32(&b.x, 0); /* empty bitmap */
-	xdr_put_u32(&b.x, 0); /* empty attrlist */
-	xdr_put_u32(&b.x, 0); /* CLAIM_NULL */
-	xdr_put_string(&b.x, name);
-	st = c_send(&b, rep);
-	if (st != NFS4_OK)
-		return st;
-	for (uint32_t i = 0; i + 1 < rep->nres; i++) {
-		uint32_t o;
-		xdr_get_u32(&rep->res, &o);
-		xdr_get_u32(&rep->res, &v);
-	}
-	res_next(rep, OP4_OPEN);
-	nfs4_get_stateid(&rep->res, sid);
-	xdr_skip(&rep->res, 20); /* cinfo */
-	xdr_get_u32(&rep->res, &rflags);
-	if (rflags & 2) { /* OPEN_CONFIRM needed */
-		struct reply r2 = {0};
-		c_begin(&b, 0);
-		op_walk(&b, rwdir);
-		op_name(&b, OP4_LOOKUP, name);
-		op(&b, OP4_OPEN_CONFIRM);
-		nfs4_put_stateid(&b.x, sid);
-		xdr_put_u32(&b.x, seqid + 1);
-		st = c_send(&b, &r2);
-		if (st == NFS4_OK) {
-			for (uint32_t i = 0; i + 1 < r2.nres; i++) {
-				uint32_t o;
-				xdr_get_u32(&r2.res, &o);
-				xdr_get_u32(&r2.res, &v);
-			}
-			res_next(&r2, OP4_OPEN_CONFIRM);
-			nfs4_get_stateid(&r2.res, sid);
-		}
-		cl->seqid = seqid + 2;
-		rep_free(&r2);
-	} else {
-		cl->seqid = seqid + 1;
-	}
-	return st;
-}
-
-static uint32_t io40(const char *name, bool write,
-                     const struct nfs4_stateid *sid, const char *data,
-                     char *out, size_t outsz)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st, v, n;
-	const uint8_t *p;
-	bool eof;
-
-	c_begin(&b, 0);
-	op_walk(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
-	op(&b, write ? OP4_WRITE : OP4_READ);
-	nfs4_put_stateid(&b.x, sid);
-	xdr_put_u64(&b.x, 0);
-	if (write) {
-		xdr_put_u32(&b.x, 2);
-		xdr_put_string(&b.x, data);
-	} else {
-		xdr_put_u32(&b.x, 4096);
-	}
-	st = c_send(&b, &rep);
-	if (st == NFS4_OK && !write && out) {
-		for (uint32_t i = 0; i + 1 < rep.nres; i++) {
-			uint32_t o;
-			xdr_get_u32(&rep.res, &o);
-			xdr_get_u32(&rep.res, &v);
-		}
-		res_next(&rep, OP4_READ);
-		xdr_get_bool(&rep.res, &eof);
-		xdr_get_opaque_ref(&rep.res, &p, &n, 4096);
-		snprintf(out, outsz, "%.*s", (int)n, (const char *)p);
-	}
-	rep_free(&rep);
-	return st;
-}
-
-static uint32_t lock40(struct client40 *cl, const char *name, bool write,
-                       uint64_t off, uint64_t len,
-                       const struct nfs4_stateid *open_sid,
-                       struct nfs4_stateid *lock_sid, bool test)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st, v;
-	char lo[64];
-
-	snprintf(lo, sizeof(lo), "lock-%s", cl->owner);
-	c_begin(&b, 0);
-	op_walk(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
-	if (test) {
-		op(&b, OP4_LOCKT);
-		xdr_put_u32(&b.x, write ? 2 : 1);
-		xdr_put_u64(&b.x, off);
-		xdr_put_u64(&b.x, len);
-		xdr_put_u64(&b.x, cl->clientid);
-		xdr_put_string(&b.x, lo);
-	} else {
-		op(&b, OP4_LOCK);
-		xdr_put_u32(&b.x, write ? 2 : 1);
-		xdr_put_bool(&b.x, false);
-		xdr_put_u64(&b.x, off);
-		xdr_put_u64(&b.x, len);
-		xdr_put_bool(&b.x, true); /* new lock owner */
-		xdr_put_u32(&b.x, cl->seqid);
-		nfs4_put_stateid(&b.x, open_sid);
-		xdr_put_u32(&b.x, 1);
-		xdr_put_u64(&b.x, cl->clientid);
-		xdr_put_string(&b.x, lo);
-	}
-	st = c_send(&b, &rep);
-	if (!test && st != NFS4ERR_BAD_SEQID)
-		cl->seqid++;
-	if (st == NFS4_OK && !test) {
-		for (uint32_t i = 0; i + 1 < rep.nres; i++) {
-			uint32_t o;
-			xdr_get_u32(&rep.res, &o);
-			xdr_get_u32(&rep.res, &v);
-		}
-		res_next(&rep, OP4_LOCK);
-		nfs4_get_stateid(&rep.res, lock_sid);
-	}
-	rep_free(&rep);
-	return st;
-}
-
-static uint32_t locku40(const char *name, uint32_t seqid,
-                        struct nfs4_stateid *lock_sid, uint64_t off,
-                        uint64_t len)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st;
-
-	c_begin(&b, 0);
-	op_walk(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
-	op(&b, OP4_LOCKU);
-	xdr_put_u32(&b.x, 2);
-	xdr_put_u32(&b.x, seqid);
-	nfs4_put_stateid(&b.x, lock_sid);
-	xdr_put_u64(&b.x, off);
-	xdr_put_u64(&b.x, len);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	return st;
-}
-
 static void test_state40(void)
 {
 	struct client40 a, bcl;
@@ -606,25 +398,6 @@ static void test_state40(void)
 
 /* ---- 4.1 sessions ---- */
 
-/* CLOSE name's open (4.0). */
-static uint32_t close40(const char *name, uint32_t seqid,
-                        const struct nfs4_stateid *sid)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st;
-
-	c_begin(&b, 0);
-	op_walk(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
-	op(&b, OP4_CLOSE);
-	xdr_put_u32(&b.x, seqid);
-	nfs4_put_stateid(&b.x, sid);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	return st;
-}
-
 /* More opens than the stateid and file tables have buckets: every
  * stateid is found, closed ones are not, and what stays open still
  * works after its bucket neighbours went. */
@@ -665,76 +438,6 @@ static void test_many_opens(void)
 	      "many: the last one reads back");
 }
 
-static uint8_t sessionid[16];
-static uint32_t slot_seq;
-
-static void put_chan(struct xdr_out *x, uint32_t maxresp)
-{
-	xdr_put_u32(x, 0);
-	xdr_put_u32(x, 1 << 20);
-	xdr_put_u32(x, maxresp);
-	xdr_put_u32(x, 8192);
-	xdr_put_u32(x, 16);
-	xdr_put_u32(x, 8);
-	xdr_put_u32(x, 0);
-}
-
-static uint32_t exchange_and_session(const char *owner, uint32_t maxresp)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint64_t clientid;
-	uint32_t seq, st;
-
-	c_begin(&b, 1);
-	op(&b, OP4_EXCHANGE_ID);
-	xdr_put_fixed(&b.x, "verifie1", 8);
-	xdr_put_string(&b.x, owner);
-	xdr_put_u32(&b.x, 0);
-	xdr_put_u32(&b.x, 0); /* SP4_NONE */
-	xdr_put_u32(&b.x, 0); /* no impl id */
-	st = c_send(&b, &rep);
-	if (st)
-		goto out;
-	res_next(&rep, OP4_EXCHANGE_ID);
-	xdr_get_u64(&rep.res, &clientid);
-	xdr_get_u32(&rep.res, &seq);
-	c_begin(&b, 1);
-	op(&b, OP4_CREATE_SESSION);
-	xdr_put_u64(&b.x, clientid);
-	xdr_put_u32(&b.x, seq);
-	xdr_put_u32(&b.x, 0);
-	put_chan(&b.x, maxresp);
-	put_chan(&b.x, 4096);
-	xdr_put_u32(&b.x, 0x40000000);
-	xdr_put_u32(&b.x, 1);
-	xdr_put_u32(&b.x, RPC_AUTH_NONE);
-	st = c_send(&b, &rep);
-	if (st)
-		goto out;
-	res_next(&rep, OP4_CREATE_SESSION);
-	xdr_get_fixed(&rep.res, sessionid, 16);
-	slot_seq = 0;
-out:
-	rep_free(&rep);
-	return st;
-}
-
-static void op_sequence_c(struct cbuf *b, uint32_t seq, bool cachethis)
-{
-	op(b, OP4_SEQUENCE);
-	xdr_put_fixed(&b->x, sessionid, 16);
-	xdr_put_u32(&b->x, seq);
-	xdr_put_u32(&b->x, 0);
-	xdr_put_u32(&b->x, 0);
-	xdr_put_bool(&b->x, cachethis);
-}
-
-static void op_sequence(struct cbuf *b, uint32_t seq)
-{
-	op_sequence_c(b, seq, false);
-}
-
 /* A reply's stream as the transport sends it; rep->res re-pointed at
  * the results in it (no part comes before them). */
 static uint8_t *stream_of(struct reply *rep)
@@ -747,20 +450,6 @@ static uint8_t *stream_of(struct reply *rep)
 		rep->res.pos = pos;
 	}
 	return s;
-}
-
-/* Skip the results of the ops before the last one (SEQUENCE, PUTROOTFH,
- * LOOKUPs: fixed shapes the walk makes), leaving res at the last. */
-static void skip_to_last(struct reply *rep, bool sequence)
-{
-	uint32_t o, v;
-
-	for (uint32_t i = 0; i + 1 < rep->nres; i++) {
-		xdr_get_u32(&rep->res, &o);
-		xdr_get_u32(&rep->res, &v);
-		if (i == 0 && sequence)
-			xdr_skip(&rep->res, 16 + 5 * 4);
-	}
 }
 
 /* A COMPOUND reading count bytes at off of dir/big (anonymous stateid),
@@ -822,8 +511,9 @@ static bool write_big(const char *dir, const uint8_t *data, size_t n)
 static void test_inplace_read(void)
 {
 	static uint8_t file[200 * 1024];
+	struct session_opts cached64k = {1 << 20, 65536, 0};
 	struct reply rep = {0}, rep2 = {0};
-	uint32_t st;
+	uint32_t st, count;
 
 	for (size_t i = 0; i < sizeof(file); i++)
 		file[i] = (uint8_t)(i * 7 + (i >> 12));
@@ -836,18 +526,19 @@ static void test_inplace_read(void)
 	CHECK(read_result_is(&rep, false, file + 1001, 150001),
 	      "inplace: 4.0 READ data from the stream equal the file");
 
-	CHECK(exchange_and_session("inplace", 1 << 20) == NFS4_OK,
-	      "inplace: session");
+	CHECK(exchange_and_session_opts("inplace", &cached64k, NULL) == NFS4_OK,
+	      "inplace: session (64 KiB cached replies)");
 	for (int cache = 0; cache <= 1; cache++) {
-		st = read_big(&rep, 1, ++slot_seq, cache, rwdir, 1001, 150001,
-		              1);
+		/* one to be cached must fit ca_maxresponsesize_cached */
+		count = cache ? 40000 : 150001;
+		st =
+		    read_big(&rep, 1, ++slot_seq, cache, rwdir, 1001, count, 1);
 		CHECK(st == NFS4_OK && rep.buf.nparts == (cache ? 0 : 1),
 		      cache ? "inplace: cachethis READ is copied"
 		            : "inplace: 4.1 READ reply has a file part");
-		CHECK(read_result_is(&rep, true, file + 1001, 150001),
+		CHECK(read_result_is(&rep, true, file + 1001, count),
 		      "inplace: 4.1 READ data from the stream equal the file");
-		st =
-		    read_big(&rep2, 1, slot_seq, cache, rwdir, 1001, 150001, 1);
+		st = read_big(&rep2, 1, slot_seq, cache, rwdir, 1001, count, 1);
 		if (cache)
 			CHECK(st == NFS4_OK && rep2.buf.len == rep.buf.len &&
 			          !memcmp(rep2.buf.buf + 4, rep.buf.buf + 4,
