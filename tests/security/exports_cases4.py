@@ -873,6 +873,35 @@ def big_requests():
            % a.get("maxread"), "failed: %s" % [k for k, v in got.items() if not v])
 
 
+def truncate_share_denied():
+    """a truncating OPEN refused by another open's DENY_WRITE leaves the file as it was"""
+    path = os.path.join(ex("rw"), "v4share")
+    with open(path, "wb") as f:
+        f.write(b"shared data\n")
+    a = v4(1)
+    r = a.compound([putfh(ROOT["rw"]), V.open_("v4share", V.SHARE_ACCESS_READ, 2, a.clientid, b"holder"),
+                    getfh()])  # OPEN4_SHARE_DENY_WRITE
+    held, hfh = r.value(V.OP_OPEN), r.value(OP_GETFH)
+    got = {"holder OPEN DENY_WRITE": r.status}
+    for c in (C, C0):
+        for acc in (V.SHARE_ACCESS_BOTH, V.SHARE_ACCESS_READ):
+            k = "%d truncating OPEN access %d" % (c.minor, acc)
+            got[k] = c.open(ROOT["rw"], "v4share", acc, V.UNCHECKED4, {"size": 0})[0]
+    intact = open(path, "rb").read() == b"shared data\n"
+    a.compound([putfh(hfh), V.close(held["stateid"])]) if held else None
+    a.conn.close()
+    # once the deny is gone the same OPEN truncates
+    after = C.open(ROOT["rw"], "v4share", V.SHARE_ACCESS_BOTH, V.UNCHECKED4, {"size": 0})[0]
+    size = os.path.getsize(path)
+    os.unlink(path)
+    want = {k: (NFS4_OK if k.startswith("holder") else V.SHARE_DENIED) for k in got}
+    bad = diff(got, want)
+    ok = not bad and intact and after == NFS4_OK and size == 0
+    report(ok, "v4 OPEN4_CREATE/UNCHECKED4 size 0 (access BOTH or READ) while another client holds "
+           "DENY_WRITE -> SHARE_DENIED, data kept (4.1, 4.0); truncates once that open is closed",
+           "not as expected: %s; intact %s; after close %s size %d" % (fmt(bad), intact, fmt(after), size))
+
+
 def auth_cases():
     """NFSv4 COMPOUND with RPCSEC_GSS, 17 gids or an unknown flavor -> AUTH_ERROR"""
     args = V.V4.pack([putrootfh(), getfh()], 0)
@@ -972,7 +1001,7 @@ if PHASE == "pre":
              rename_xdev, link_xdev, ro_export, pseudo_readonly,
              root_squash, root_squash_file_of_root, squash_controls, all_squash, auth_none,
              secure_unpriv, secure_priv,
-             too_many_ops, big_requests, auth_cases)
+             too_many_ops, big_requests, truncate_share_denied, auth_cases)
 else:
     load_post()
     CASES = (removed_export, narrowed_export, address_not_allowed)
