@@ -4,9 +4,12 @@
 # and link across exports, a ro export, root_squash and all_squash, a client
 # address not allowed, the `secure` option, over-long names and paths,
 # oversized requests and bad credentials. The cases themselves are in
-# exports_cases.py; this script builds the tree, runs snfsd (ASan build)
-# and checks afterwards that nothing outside the exports was read or
-# changed. Needs root (squashing, privileged source ports, file handles).
+# exports_cases.py (NFSv3 and MOUNT) and exports_cases4.py (the same over
+# NFSv4.1 and 4.0, with the pseudo root, LOOKUPP and COMPOUND limits; its
+# "pre" part runs before the v3 cases, its "post" part after their
+# SIGHUP reload); this script builds the tree, runs snfsd (ASan build) and
+# checks afterwards that nothing outside the exports was read or changed.
+# Needs root (squashing, privileged source ports, file handles).
 set -u
 . "$(dirname "$0")/../lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -75,7 +78,8 @@ outside() {
 			-path ./srv/ro -prune -o -path ./srv/rsq -prune -o \
 			-path ./srv/asq -prune -o -path ./srv/sec -prune -o \
 			-path ./srv/only9 -prune -o -path ./srv/gone -prune -o -path ./srv/wide/public -prune -o \
-			-path ./state -prune -o -name snfsd.log -prune -o -name cases.out -prune -o \
+			-path ./state -prune -o -name snfsd.log -prune -o -name 'cases*.out' -prune -o \
+			-name cases4.json -prune -o \
 			-path ./conf -prune -o \
 			-mindepth 1 -printf '%p %y %m %u %g %s %T@\n' | sort
 	)
@@ -100,13 +104,21 @@ if ! snfsd_start "$PORT" --no-portmap -f "$T_DIR/conf/exports"; then
 	exit 1
 fi
 
-timeout 120 python3 "$HERE/exports_cases.py" "$PORT" "$SNFSD_PID" "$T_DIR" | tee "$T_DIR/cases.out"
-rc=${PIPESTATUS[0]}
-# The script exits with its number of failures; any other non-zero exit
-# (a traceback during setup, the timeout) is a failure of its own.
-if [ "$rc" != 0 ] && [ "$rc" != "$(grep -c '^not ok' "$T_DIR/cases.out")" ]; then
-	notok "exports_cases.py crashed or timed out (status $rc)"
-fi
+# run_cases OUT SECONDS SCRIPT ARGS...: a case script exits with its number
+# of failures; any other non-zero exit (a traceback during setup, the
+# timeout) is a failure of its own.
+run_cases() {
+	local out=$1 tmo=$2 rc
+	shift 2
+	timeout "$tmo" python3 "$@" | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ] && [ "$rc" != "$(grep -c '^not ok' "$out")" ]; then
+		notok "$(basename "$1") $5 crashed or timed out (status $rc)"
+	fi
+}
+run_cases "$T_DIR/cases4-pre.out" 60 "$HERE/exports_cases4.py" "$PORT" "$SNFSD_PID" "$T_DIR" pre
+run_cases "$T_DIR/cases.out" 120 "$HERE/exports_cases.py" "$PORT" "$SNFSD_PID" "$T_DIR"
+run_cases "$T_DIR/cases4-post.out" 30 "$HERE/exports_cases4.py" "$PORT" "$SNFSD_PID" "$T_DIR" post
 
 check_eq "canary outside the exports: content unchanged (sha256)" "$SUM0" "$(canary_sum)"
 check_eq "canary outside the exports: mtime unchanged" "$MT0" "$(canary_mtime)"

@@ -226,6 +226,19 @@ static uint32_t open_apply_attrs(struct nfs4_compound *c, struct open_req *o)
 
 	if (!o->sa.mask)
 		return NFS4_OK;
+	if (!o->a.created) {
+		/* Left after open_by_name: the size of an existing file
+		 * opened with OPEN4_CREATE/UNCHECKED4 (RFC 8881 18.16.3,
+		 * RFC 7530 16.16.5), a truncation. It changes the file as
+		 * SETATTR would, so a read-only export (or the pseudo fs)
+		 * refuses it with NFS4ERR_ROFS like SETATTR (RFC 8881
+		 * 18.30.3); open_access checked the rest, and
+		 * nfs4_open_finish truncates once the share modes allow. */
+		if (nfs4_need_write(c))
+			return NFS4ERR_ROFS;
+		o->a.trunc = &o->sa;
+		return NFS4_OK;
+	}
 	rc = c->cfh.ex->ops->setattr(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
 	                             &o->sa, &after);
 	return nfs4_errno(rc);

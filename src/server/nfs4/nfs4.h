@@ -274,6 +274,10 @@ struct nfs4_open_args {
 	uint32_t ownerlen;
 	uint32_t claim;
 	bool created; /* a new file: no access check, no share conflict */
+	/* The truncation of an existing file that OPEN4_CREATE/UNCHECKED4
+	 * asked (its size), done by nfs4_open_finish once the share
+	 * reservations allow the open. */
+	const struct bk_setattr *trunc;
 };
 /* Check owner/seqid before the file system is touched. Returns NFS4_OK,
  * an error, or NFS4_REPLAYED (the reply was written). */

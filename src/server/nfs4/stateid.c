@@ -572,8 +572,22 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 	for (s = f->stids; s; s = s->fnext)
 		if (!s->lock && s->owner == o)
 			break;
-	st = share_conflict(f, s, a->access | (s ? s->access : 0),
+	/* A truncating OPEN writes the file, whatever access it asks: an
+	 * open elsewhere that denies writes refuses it (SHARE_DENIED,
+	 * RFC 8881 18.16.3, 9.7). */
+	st = share_conflict(f, s,
+	                    a->access | (s ? s->access : 0) |
+	                        (a->trunc ? SHARE_WRITE : 0),
 	                    a->deny | (s ? s->deny : 0));
+	if (!st && a->trunc) {
+		/* An OPEN that fails has no effect: the truncation comes
+		 * after the share check, and under the lock so that no
+		 * conflicting open slips in between. */
+		struct bk_attr after;
+		int rc = c->cfh.ex->ops->setattr(c->cfh.ex->bk, &c->cfh.cred,
+		                                 &c->cfh.bh, a->trunc, &after);
+		st = nfs4_errno(rc);
+	}
 	if (st) {
 		file_put(c->st, f);
 		goto out;
