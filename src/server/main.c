@@ -357,26 +357,19 @@ static void server_teardown(struct snfsd *s)
 }
 
 /* Make the programs findable through port 111 (unless --no-portmap): if
- * a portmapper runs, register with it; otherwise answer portmap requests
- * ourselves on ADDR:111. Returns true when registrations must be removed
- * at exit. */
+ * a portmapper runs, return true and leave the registration to
+ * portmap_register, called once nothing can fail any more (a start that
+ * failed after registering would remove, at exit, the mappings of the
+ * server still running); otherwise answer portmap requests ourselves on
+ * ADDR:111 (before control_start, which fixes the stats table). */
 static bool portmap_start(struct snfsd *s)
 {
 	uint16_t port = s->cfg.port;
 	const char *addr = s->cfg.listen_addr;
 	int rc;
 
-	if (pmap_probe()) {
-		rc = pmap_register_all(s->svc, port);
-		if (rc) {
-			log_warn("cannot register with rpcbind: %s; clients "
-			         "must be given port=%u,mountport=%u",
-			         strerror(-rc), port, port);
-			return false;
-		}
-		log_info("registered nfs and mountd with rpcbind");
+	if (pmap_probe())
 		return true;
-	}
 	rc = rpc_service_add(s->svc, &pmap_program);
 	if (rc) {
 		log_warn("cannot serve portmap: %s", strerror(-rc));
@@ -396,13 +389,30 @@ static bool portmap_start(struct snfsd *s)
 	return false;
 }
 
+/* Register with rpcbind. Returns true when registrations must be removed
+ * at exit. */
+static bool portmap_register(struct snfsd *s)
+{
+	uint16_t port = s->cfg.port;
+	int rc = pmap_register_all(s->svc, port);
+
+	if (rc) {
+		log_warn("cannot register with rpcbind: %s; clients must be "
+		         "given port=%u,mountport=%u",
+		         strerror(-rc), port, port);
+		return false;
+	}
+	log_info("registered nfs and mountd with rpcbind");
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct snfsd srv = {0}; /* the one server context */
 	struct snfsd *s = &srv;
 	struct signal_ctx sc = {.s = s};
 	struct control *ctl = NULL;
-	bool pmap_registered = false;
+	bool use_rpcbind = false, pmap_registered = false;
 	pthread_t sigt;
 	int rc;
 
@@ -430,7 +440,7 @@ int main(int argc, char **argv)
 
 	rc = server_setup(s);
 	if (!rc && !s->cfg.no_portmap)
-		pmap_registered = portmap_start(s);
+		use_rpcbind = portmap_start(s);
 	/* after every program is registered: the stats table is then fixed */
 	if (!rc && control_start(s, &ctl))
 		rc = 1;
@@ -438,6 +448,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "snfsd: cannot start the signal thread\n");
 		rc = 1;
 	}
+	if (!rc && use_rpcbind)
+		pmap_registered = portmap_register(s);
 	if (!rc) {
 		log_info("snfsd %s listening on %s port %u (tcp: nfs v3, mount "
 		         "v1/v3; udp: mount), %d threads, state in %s",
