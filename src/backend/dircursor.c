@@ -7,7 +7,11 @@
  * a cursor stopped, it continues from that cursor without seeking or
  * re-reading, so resuming in the middle of a huge directory costs the same
  * as continuing. Otherwise the directory is opened by handle and sought to
- * the cookie. Entries the callback refused stay in the buffer.
+ * the cookie. Entries the callback refused stay in the buffer, read
+ * ahead; they are dropped (and read again from the cookie) when the
+ * directory's ctime says it changed since, so a resumed listing does not
+ * name entries removed before the call (as far as the ctime's
+ * granularity tells).
  *
  * The cache is bounded (LRU) and idle cursors are closed after a while. A
  * cursor in use is out of the cache, so each is used by one thread.
@@ -60,9 +64,12 @@ struct dir_cursor {
 	size_t len, pos; /* bytes in buf, offset of that entry */
 	bool end;        /* getdents64 returned 0 */
 	bool broken;     /* getdents64 failed */
-	time_t used;     /* CLOCK_MONOTONIC seconds */
-	bool judged;     /* no_mounts is known for mount table judged_gen */
-	bool no_mounts;  /* no mount point lies directly in this directory */
+	/* the directory's ctime just before buf was filled: a later one
+	 * means names in buf may be gone and new ones missing */
+	struct timespec filled_ctime;
+	time_t used;    /* CLOCK_MONOTONIC seconds */
+	bool judged;    /* no_mounts is known for mount table judged_gen */
+	bool no_mounts; /* no mount point lies directly in this directory */
 	unsigned judged_gen;
 	char buf[CURSOR_BUF];
 };
@@ -252,6 +259,7 @@ static int cursor_open(struct bk_export *ex, const struct bk_handle *h,
 	c->len = c->pos = 0;
 	c->end = false;
 	c->broken = false;
+	c->filled_ctime = (struct timespec){0, 0};
 	c->judged = false;
 	*out = c;
 	return 0;
@@ -493,8 +501,14 @@ static enum bk_ftype ftype_of_dtype(unsigned char t)
  * end of the directory. */
 static int cursor_fill(struct dir_cursor *c)
 {
+	struct stat st;
 	long n;
 
+	/* before the read, so that a change during it counts as later */
+	if (fstat(c->fd, &st) == 0)
+		c->filled_ctime = st.st_ctim;
+	else
+		c->filled_ctime = (struct timespec){0, 0};
 	do
 		n = syscall(SYS_getdents64, c->fd, c->buf, sizeof(c->buf));
 	while (n < 0 && errno == EINTR);
@@ -598,21 +612,41 @@ static int cursor_emit(struct dir_cursor *c, struct bk_export *ex, bool exact,
 /* RFC 1813 section 3.3.16: listing needs read permission on the directory
  * (as for a local reader and Linux nfsd), checked under the client's
  * credentials on the open stream. */
-static int dir_readable(int fd, const struct bk_cred *cr, bool *searchable)
+static int dir_readable(int fd, const struct bk_cred *cr, struct stat *st,
+                        bool *searchable)
 {
-	struct stat st;
 	int rc;
 
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 		return -errno;
 	rc = cred_enter(cr);
 	if (rc != 0)
 		return rc;
-	rc = posix_access_fd(fd, &st, cr, R_OK);
+	rc = posix_access_fd(fd, st, cr, R_OK);
 	/* Attributes of the names need search permission, as a lookup. */
-	*searchable = rc == 0 && posix_access_fd(fd, &st, cr, X_OK) == 0;
+	*searchable = rc == 0 && posix_access_fd(fd, st, cr, X_OK) == 0;
 	cred_leave();
 	return rc;
+}
+
+/* A kept stream read names ahead into its buffer. If the directory
+ * changed since (its ctime moved: through snfsd or beside it), those may
+ * name removed entries and miss new ones, so drop them and read on from
+ * the cookie: the listing then sees the directory as it is now, as a
+ * fresh stream would, for one refill. */
+static int cursor_refresh(struct dir_cursor *c, const struct stat *st)
+{
+	if (c->pos >= c->len ||
+	    (st->st_ctim.tv_sec == c->filled_ctime.tv_sec &&
+	     st->st_ctim.tv_nsec == c->filled_ctime.tv_nsec))
+		return 0;
+	if (lseek(c->fd, (off_t)c->next, SEEK_SET) < 0) {
+		c->broken = true;
+		return -EINVAL;
+	}
+	c->len = c->pos = 0;
+	c->end = false;
+	return 0;
 }
 
 static int readdir_common(struct bk_export *ex, const struct bk_cred *cr,
@@ -622,6 +656,7 @@ static int readdir_common(struct bk_export *ex, const struct bk_cred *cr,
 	bool searchable = false;
 	struct dir_cursor *idle[CURSOR_SLOTS];
 	struct dir_cursor *c;
+	struct stat st;
 	int nidle, rc;
 
 	c = cursor_take(ex->dirs, dir, cookie, idle, &nidle);
@@ -632,7 +667,9 @@ static int readdir_common(struct bk_export *ex, const struct bk_cred *cr,
 		if (rc != 0)
 			return rc;
 	}
-	rc = dir_readable(c->fd, cr, &searchable);
+	rc = dir_readable(c->fd, cr, &st, &searchable);
+	if (rc == 0)
+		rc = cursor_refresh(c, &st);
 	if (rc == 0)
 		rc = cursor_emit(c, plus && searchable ? ex : NULL,
 		                 !plus && searchable &&

@@ -1573,28 +1573,46 @@ static void test_readdir_cookies(void)
 	      "READDIR stale cookieverf after an entry was added (fresh "
 	      "stream): OK, the rest once each");
 
-	next_tick();
-	int r = k + 10; /* a name after the cookie, not a dot */
+	/* A listing stopped at j keeps its stream, names read ahead in its
+	 * buffer; then a name after j and one beside the server go. */
+	rd(&vd, false, all[k].cookie, vb, 0, 1024, &p);
+	j = k + p.n;
+	int r = j + 5, r2 = j + 9; /* names after the cookie, not dots */
 	while (all[r].name[0] != 'e')
 		r++;
+	if (r2 <= r)
+		r2 = r + 1;
+	while (all[r2].name[0] != 'e')
+		r2++;
+	next_tick();
+	snprintf(path, sizeof(path), "%s/vd/%s", rwdir, all[r2].name);
 	CHECK(simple_dirop(NFSPROC3_REMOVE, &vd, "added") == NFS3_OK &&
-	          simple_dirop(NFSPROC3_REMOVE, &vd, all[r].name) == NFS3_OK,
-	      "REMOVE vd/added and an entry after the cookie");
+	          simple_dirop(NFSPROC3_REMOVE, &vd, all[r].name) == NFS3_OK &&
+	          unlink(path) == 0,
+	      "REMOVE vd/added and a name after the cookie, unlink another");
+	/* what is left after i: all[i+1..], less all[r] and all[r2] */
+	static struct rd_entry left[RD_MAX];
+	int nleft = 0;
+	for (int i = j + 1; i < nall; i++)
+		if (i != r && i != r2)
+			left[nleft++] = all[i];
+	rd(&vd, false, all[j].cookie, vb, 0, 65536, &q);
+	CHECK(page_is(&q, left, nleft) && q.eof,
+	      "READDIR stale cookieverf after removes (the kept stream): OK, "
+	      "the rest without the removed names");
 	rd(&vd, false, 0, zero_verf, 0, 1024, &p);
 	CHECK(p.st == NFS3_OK && memcmp(p.verf, vb, 8) != 0 &&
 	          memcmp(p.verf, v1, 8) != 0,
 	      "cookieverf changes when an entry is removed");
 	memcpy(v, p.verf, 8);
-	/* what is left after k: all[k+1..], less all[r] */
-	static struct rd_entry left[RD_MAX];
-	int nleft = 0;
+	nleft = 0;
 	for (int i = k + 1; i < nall; i++)
-		if (i != r)
+		if (i != r && i != r2)
 			left[nleft++] = all[i];
 	rd(&vd, false, all[k].cookie, vb, 0, 65536, &q);
 	CHECK(page_is(&q, left, nleft) && q.eof && !memcmp(q.verf, v, 8),
-	      "READDIR stale cookieverf after a remove: OK, the rest without "
-	      "the removed name");
+	      "READDIR stale cookieverf after removes (fresh stream): OK, the "
+	      "rest without the removed names");
 
 	next_tick();
 	snprintf(path, sizeof(path), "%s/vd/local", rwdir);
