@@ -319,6 +319,13 @@ int pmap_register_all(struct rpc_service *svc, uint16_t port)
 				                port);
 		}
 	}
+	/* Refused part way (another owner holds a mapping): take back what
+	 * was set, or it would outlive us, since a server that could not
+	 * register does not unregister at exit. UNSET removes only what
+	 * this caller may remove: with root's rights every other mapping
+	 * went in the UNSET above already. */
+	if (rc < 0)
+		client_unset_all(&cl, svc);
 	close(cl.fd);
 	return rc;
 }

@@ -3,7 +3,10 @@
 # it registers NFS (100003 v3, v4; TCP only) and MOUNT (100005 v1, v3; TCP
 # and UDP) at its port, a stock client (libnfs's nfs-ls, no port options)
 # finds it through port 111, SIGTERM and SIGINT unregister, and what a
-# SIGKILL leaves behind is replaced at the next start.
+# SIGKILL leaves behind is replaced at the next start. Also: -p 0,
+# --no-portmap, PMAP v2 over TCP when the local socket is gone, and
+# registrations refused in full or in part (nothing of ours stays behind,
+# and a start that fails leaves a running server's mappings alone).
 #
 # Port 111 on the host belongs to other suites (t_kernel_v3.sh has snfsd
 # answer portmap itself there), so rpcbind and snfsd run in a private
@@ -125,7 +128,7 @@ srv_start() {
 	"${SRV_WRAP[@]}" "$SNFSD" -l 127.0.0.1 -s "$T_DIR/state" -e "$EXP:rw,insecure" "$@" >"$SRV_LOG" 2>&1 &
 	SNFSD_PID=$!
 	for i in $(seq 400); do
-		grep -q ' listening on ' "$SRV_LOG" && return 0
+		grep -q ' listening on ' "$SRV_LOG" 2>/dev/null && return 0
 		snfsd_alive || return 1
 		sleep 0.05
 	done
@@ -157,6 +160,34 @@ check_ls() {
 	local out
 	out=$(timeout 20 nfs-ls "nfs://127.0.0.1$EXP?version=3${2:-}" 2>&1)
 	if grep -q 'hello.txt' <<<"$out"; then ok "$1"; else notok "$1 (nfs-ls: $(echo $out | head -c 300))"; fi
+}
+
+# pmap2_call PROC PROG VERS PROT PORT: a PMAP v2 SET (1) or UNSET (2) over
+# TCP from a reserved port, as another root server would; prints the result
+pmap2_call() {
+	python3 - "$@" <<'PY'
+import socket, struct, sys
+proc, prog, vers, prot, port = map(int, sys.argv[1:])
+for lport in range(990, 900, -1): # a port of a closed call may linger
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", lport))
+        s.connect(("127.0.0.1", 111))
+        break
+    except OSError:
+        s.close()
+body = struct.pack(">6I", 1, 0, 2, 100000, 2, proc) + struct.pack(">4I", 0, 0, 0, 0)
+body += struct.pack(">4I", prog, vers, prot, port)
+s.sendall(struct.pack(">I", 0x80000000 | len(body)) + body)
+r = b""
+while len(r) < 32:
+    c = s.recv(100)
+    if not c:
+        break
+    r += c
+print(struct.unpack(">I", r[28:32])[0] if len(r) >= 32 else "short reply")
+PY
 }
 
 # ---- rpcbind alone
@@ -281,6 +312,25 @@ if command -v setpriv >/dev/null; then
 	snfsd_stop TERM
 	check_eq "refused: exit status 0" 0 $?
 	check_eq "refused: exit leaves the mappings it did not make" "$(want "$P1")" "$(regs)"
+	srv_start cleanup -p "$P1" || notok "snfsd starts (to clear the stale mappings)"
+	snfsd_stop TERM
+	check_eq "a root snfsd's start and stop clear them" "" "$(regs)"
+
+	# ---- refused part way: another (root) server holds mountd v3 udp.
+	# The mappings snfsd did make before the refusal must not stay behind
+	# (it does not unregister at exit when it could not register).
+	check_eq "PMAP v2 SET of mountd 3 udp as superuser (reserved port)" 1 \
+		"$(pmap2_call 1 100005 3 17 4242)"
+	SRV_WRAP=("${NOBIND[@]}")
+	srv_start partial -p "$P2" || notok "snfsd starts when rpcbind refuses one mapping"
+	SRV_WRAP=()
+	check "partly refused: log says it cannot register" grep -q "cannot register with rpcbind" "$SRV_LOG"
+	check_eq "partly refused: what it set is taken back, the other server's mapping stays" \
+		"100005 3 udp 4242" "$(regs)"
+	snfsd_stop TERM
+	check_eq "partly refused: the same after exit" "100005 3 udp 4242" "$(regs)"
+	pmap2_call 2 100005 3 17 0 >/dev/null
+	check_eq "(the other server's mapping removed)" "" "$(regs)"
 else
 	echo "# setpriv missing: the cases without a reserved port are skipped"
 fi
