@@ -283,10 +283,108 @@ static int readdir_owners(const char *dir, const char *want_root,
 	return seen;
 }
 
+/* What the names export should send for id: name@DOMAIN, or the number
+ * for an id without an entry ("root" for 0 in any case). */
+static void expected_owner(uint32_t id, bool group, char *out, size_t n)
+{
+	struct passwd *pw = group ? NULL : getpwuid(id);
+	struct group *gr = group ? getgrgid(id) : NULL;
+	const char *name = pw ? pw->pw_name : gr ? gr->gr_name : NULL;
+
+	if (!name && id == 0)
+		name = "root";
+	if (name)
+		name_at(out, n, name);
+	else
+		snprintf(out, n, "%u", id);
+}
+
+/* A directory of n files owned by every passwd and group entry's id in
+ * turn, and ids without entries between them: the cache holds many
+ * names and misses at once. */
+static int make_many(const char *dir, int n)
+{
+	uint32_t uids[64], gids[64];
+	size_t nu = 0, ng = 0;
+	struct passwd *pw;
+	struct group *gr;
+	char name[32];
+	int rc = 0;
+
+	setpwent();
+	while (nu < 64 && (pw = getpwent()))
+		uids[nu++] = pw->pw_uid;
+	endpwent();
+	setgrent();
+	while (ng < 64 && (gr = getgrent()))
+		gids[ng++] = gr->gr_gid;
+	endgrent();
+	mkdir(dir, 0755);
+	for (int i = 0; i < n && !rc; i++) {
+		uint32_t u = i % 2 && nu ? uids[i / 2 % nu] : noname_id + i;
+		uint32_t g = i % 3 && ng ? gids[i / 3 % ng] : noname_id + i;
+
+		snprintf(name, sizeof(name), "m%04d", i);
+		rc = make_file(dir, name, u, g);
+	}
+	return rc;
+}
+
+/* READDIR of dir (one reply): the entries seen, and in *bad those whose
+ * owner or group is not what expected_owner says of the file's ids. */
+static int readdir_check(const char *dir, int *bad)
+{
+	char name[256], owner[512], group[512], want[300], p[512];
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t more = 0, n;
+	const uint8_t *np;
+	uint64_t cookie;
+	struct stat sb;
+	int seen = 0;
+
+	*bad = 0;
+	c_begin(&b, 0);
+	op_walk(&b, dir);
+	op(&b, OP4_READDIR);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 1u << 20);
+	xdr_put_u32(&b.x, 1u << 20);
+	xdr_put_u32(&b.x, 2);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, OWNER_BIT | GROUP_BIT);
+	if (c_send(&b, &rep) != NFS4_OK || walk_results(&rep, dir) ||
+	    res_next(&rep, OP4_READDIR)) {
+		rep_free(&rep);
+		return -1;
+	}
+	xdr_skip(&rep.res, 8);
+	while (xdr_get_u32(&rep.res, &more) && more) {
+		xdr_get_u64(&rep.res, &cookie);
+		xdr_get_opaque_ref(&rep.res, &np, &n, 255);
+		snprintf(name, sizeof(name), "%.*s", (int)n, (const char *)np);
+		if (!get_owners(&rep.res, owner, group))
+			break;
+		seen++;
+		path_of(p, sizeof(p), dir, name);
+		if (stat(p, &sb)) {
+			(*bad)++;
+			continue;
+		}
+		expected_owner(sb.st_uid, false, want, sizeof(want));
+		*bad += strcmp(owner, want) != 0;
+		expected_owner(sb.st_gid, true, want, sizeof(want));
+		*bad += strcmp(group, want) != 0;
+	}
+	rep_free(&rep);
+	return seen;
+}
+
 static void test_readdir(void)
 {
-	char num[16];
-	int good;
+	char many[128], num[16];
+	int good, bad, bad2;
 
 	snprintf(num, sizeof(num), "%u", noname_id);
 	CHECK(readdir_owners(names, "root@" DOMAIN, num, &good) >= 3 &&
@@ -294,6 +392,11 @@ static void test_readdir(void)
 	      "idmap=names READDIR: names, and numbers for ids without one");
 	CHECK(readdir_owners(numeric, "0", num, &good) >= 2 && good == 2,
 	      "default export READDIR: numbers");
+	path_of(many, sizeof(many), names, "many");
+	CHECK(make_many(many, 600) == 0, "600 files of many owners");
+	CHECK(readdir_check(many, &bad) == 600 && bad == 0 &&
+	          readdir_check(many, &bad2) == 600 && bad2 == 0,
+	      "READDIR of many owners, twice (cache cold, warm): all right");
 }
 
 static void test_setattr(void)
