@@ -4,12 +4,15 @@
  *
  * Options for libsnfs go into the URL (version, uid, gid, rsize, wsize,
  * readdir-buffer, nfsport, mountport, cache, timeout); attr_timeout,
- * entry_timeout and kernel_cache are ours; anything else goes to FUSE
- * (ro, allow_other, default_permissions, ...). Without -f the program
- * forks and the parent exits once the mount is up, with the child's
- * status, so a bad URL or a dead server fails the command itself. */
+ * entry_timeout, kernel_cache and stats_file are ours; anything else goes
+ * to FUSE (ro, allow_other, default_permissions, ...). Without -f the
+ * program forks and the parent exits once the mount is up, with the
+ * child's status, so a bad URL or a dead server fails the command itself.
+ * SIGUSR1 writes libsnfs's counters to the stats file (or stderr). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,9 @@
 
 struct cmdline {
 	const char *url, *mountpoint;
-	char *full_url;  /* url with the libsnfs options appended */
-	char *fuse_opts; /* comma list for FUSE's -o */
+	char *full_url;   /* url with the libsnfs options appended */
+	char *fuse_opts;  /* comma list for FUSE's -o */
+	char *stats_file; /* absolute; NULL: SIGUSR1 writes to stderr */
 	bool foreground, debug, timeout_given;
 	struct mnt m;
 };
@@ -35,12 +39,15 @@ static void usage(FILE *f)
 	        "usage: snfs-mount nfs://host[:port]/export[/path] MOUNTPOINT "
 	        "[-o OPTIONS] [-f] [-d]\n"
 	        "  -o version=3|4.1|4.2,ro,attr_timeout=S,entry_timeout=S,\n"
-	        "     kernel_cache,timeout=S,cache=SIZE|0,uid=N,gid=N,"
-	        "rsize=N,wsize=N,\n"
-	        "     nfsport=N,mountport=N,readdir-buffer=N, or any FUSE "
-	        "mount option\n"
+	        "     kernel_cache,stats_file=PATH,timeout=S,cache=SIZE|0,"
+	        "uid=N,gid=N,\n"
+	        "     rsize=N,wsize=N,nfsport=N,mountport=N,readdir-buffer=N, "
+	        "or any FUSE\n"
+	        "     mount option\n"
 	        "  -f  stay in the foreground   -d  FUSE debug output\n"
-	        "Unmount with: fusermount3 -u MOUNTPOINT\n");
+	        "Unmount with: fusermount3 -u MOUNTPOINT (or umount as root); "
+	        "kill -USR1\n"
+	        "writes the RPC counters to the stats file (or stderr)\n");
 }
 
 /* Append ",s" (or "s") to a malloc'd comma list. */
@@ -104,6 +111,23 @@ static int one_opt(struct cmdline *c, char *o)
 		return parse_seconds(v, &c->m.entry_timeout) ? 0 : -EINVAL;
 	if (!strcmp(o, "kernel_cache")) {
 		c->m.kernel_cache = true;
+		return 0;
+	}
+	if (!strncmp(o, "stats_file=", 11)) {
+		/* absolute: the daemon changes to / */
+		if (!v[0])
+			return -EINVAL;
+		char *cwd = v[0] == '/' ? NULL : getcwd(NULL, 0);
+		if (v[0] != '/' && !cwd)
+			return -EINVAL;
+		free(c->stats_file);
+		int n = asprintf(&c->stats_file, "%s%s%s", cwd ? cwd : "",
+		                 cwd ? "/" : "", v);
+		free(cwd);
+		if (n < 0) {
+			c->stats_file = NULL;
+			return -ENOMEM;
+		}
 		return 0;
 	}
 	return list_add(&c->fuse_opts, o);
@@ -276,23 +300,132 @@ static void detach(int fd, char verdict)
 	}
 }
 
+/* ---- SIGUSR1: the counters ----
+ * SIGUSR1 is blocked in every thread (libsnfs's and FUSE's inherit the
+ * mask), and one thread takes it with sigwait, so the counters are read
+ * outside a signal handler. */
+struct stats_thread {
+	pthread_t t;
+	struct snfs_ctx *ctx;
+	const char *path;
+	bool stop;
+};
+
+static const char *version_name(enum snfs_version v)
+{
+	switch (v) {
+	case SNFS_V3:
+		return "3";
+	case SNFS_V41:
+		return "4.1";
+	case SNFS_V42:
+		return "4.2";
+	}
+	return "?";
+}
+
+/* "name value" lines; a file is replaced whole (written aside, renamed)
+ * so a reader never sees half of it. */
+static void write_stats(struct snfs_ctx *ctx, const char *path)
+{
+	struct snfs_stats s;
+	char *tmp = NULL;
+	FILE *f = stderr;
+
+	if (path) {
+		if (asprintf(&tmp, "%s.tmp", path) < 0)
+			return;
+		f = fopen(tmp, "w");
+		if (!f) {
+			free(tmp);
+			return;
+		}
+	}
+	snfs_stats(ctx, &s);
+	fprintf(f, "version %s\n", version_name(snfs_get_version(ctx)));
+	for (int i = 0; i < SNFS_OP_MAX; i++)
+		fprintf(f, "%s %" PRIu64 "\n", snfs_op_name((enum snfs_op)i),
+		        s.calls[i]);
+	fprintf(f,
+	        "total_calls %" PRIu64 "\nretransmits %" PRIu64
+	        "\nreconnects %" PRIu64 "\nbytes_sent %" PRIu64
+	        "\nbytes_received %" PRIu64 "\nread_bytes %" PRIu64
+	        "\nwrite_bytes %" PRIu64 "\ncache_hits %" PRIu64
+	        "\ncache_misses %" PRIu64 "\nwrite_resends %" PRIu64 "\n",
+	        s.total_calls, s.retransmits, s.reconnects, s.bytes_sent,
+	        s.bytes_received, s.read_bytes, s.write_bytes, s.cache_hits,
+	        s.cache_misses, s.write_resends);
+	if (path) {
+		if (fclose(f) != 0 || rename(tmp, path) != 0)
+			unlink(tmp);
+		free(tmp);
+	} else {
+		fflush(f);
+	}
+}
+
+static void *stats_main(void *arg)
+{
+	struct stats_thread *st = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) == 0 &&
+	       !__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE))
+		write_stats(st->ctx, st->path);
+	return NULL;
+}
+
+static void block_usr1(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static bool stats_start(struct stats_thread *st, struct snfs_ctx *ctx,
+                        const char *path)
+{
+	st->ctx = ctx;
+	st->path = path;
+	st->stop = false;
+	return pthread_create(&st->t, NULL, stats_main, st) == 0;
+}
+
+static void stats_stop(struct stats_thread *st)
+{
+	__atomic_store_n(&st->stop, true, __ATOMIC_RELEASE);
+	pthread_kill(st->t, SIGUSR1);
+	pthread_join(st->t, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct cmdline c = {0};
 	struct fuse_session *se = NULL;
+	struct stats_thread stt;
 	int fd = -1, rc;
 
 	c.m.attr_timeout = c.m.entry_timeout = DEFAULT_ATTR_TIMEOUT;
 	rc = parse_args(&c, argc, argv);
-	if (rc < 0)
+	if (rc < 0) {
+		free(c.full_url);
+		free(c.fuse_opts);
+		free(c.stats_file);
 		return 2;
+	}
 	c.m.debug = c.debug;
 	if (!c.foreground)
 		background(&fd);
+	block_usr1(); /* before libsnfs and FUSE start threads */
 	rc = start(&c, &se);
 	detach(fd, rc == 0 ? 0 : 1);
 	if (rc == 0) {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+		bool stats = stats_start(&stt, c.m.ctx, c.stats_file);
 		if (fuse_set_signal_handlers(se) != 0 || !lc) {
 			rc = -EIO;
 		} else {
@@ -301,6 +434,8 @@ int main(int argc, char **argv)
 			rc = fuse_session_loop_mt(se, lc);
 			fuse_remove_signal_handlers(se);
 		}
+		if (stats)
+			stats_stop(&stt);
 		fuse_loop_cfg_destroy(lc);
 		fuse_session_unmount(se);
 	}
@@ -311,5 +446,6 @@ int main(int argc, char **argv)
 		snfs_umount(c.m.ctx);
 	free(c.full_url);
 	free(c.fuse_opts);
+	free(c.stats_file);
 	return rc == 0 ? 0 : 1;
 }
