@@ -582,7 +582,11 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 }
 
 /* ALLOCATE / DEALLOCATE (RFC 7862 sections 15.1, 15.4); NFSv3 has
- * neither, so EOPNOTSUPP (posix_fallocate then writes zeros itself). */
+ * neither, so EOPNOTSUPP (posix_fallocate then writes zeros itself).
+ * ALLOCATE past the end extends the file (snfsd and Linux's nfsd do what
+ * fallocate(2) with mode 0 does), so FALLOC_FL_KEEP_SIZE can be honoured
+ * only inside the file: a range reaching past the end gets EOPNOTSUPP
+ * and nothing is done. */
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
                          off_t len, struct fuse_file_info *fi)
 {
@@ -595,12 +599,18 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
-	if (off < 0 || len <= 0) {
+	if (off < 0 || len <= 0 || off > INT64_MAX - len) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		rc = snfs_punch_hole(f, (uint64_t)off, (uint64_t)len);
+	} else if (mode & FALLOC_FL_KEEP_SIZE) {
+		rc = snfs_fstat(f, &s);
+		if (rc == 0 && (uint64_t)off + (uint64_t)len > s.size)
+			rc = -EOPNOTSUPP;
+		if (rc == 0)
+			rc = snfs_allocate(f, (uint64_t)off, (uint64_t)len);
 	} else {
 		rc = snfs_allocate(f, (uint64_t)off, (uint64_t)len);
 		/* Without KEEP_SIZE the file reaches off + len, whatever
