@@ -66,4 +66,17 @@ bash "$HERE/fileops.sh" --summary /mnt/t | sed 's/^/S|/'
 awk '/per-op statistics/ { on = 1; next } on && NF > 1 && $2 > 0 { print "M|" $0 }' /proc/self/mountstats
 
 step umount umount /mnt
+
+# A plain mount, no type, version or port options: mount.nfs negotiates
+# the highest version snfsd offers (4.2) on port 2049.
+mkdir -p /mntp
+if step mount-plain mount "$SERVER:$EXPORT" /mntp; then
+	awk '$2 == "/mntp" { print "G|plain mount: " $0 }' /proc/mounts
+	echo "R|plain-$(awk '$2 == "/mntp" { print $3 }' /proc/mounts) $(awk '$2 == "/mntp" { print $4 }' /proc/mounts | tr , '\n' | grep '^vers=')"
+	echo "written over the plain mount" >/mntp/plain.txt
+	echo 3 >/proc/sys/vm/drop_caches
+	echo "R|plain-readback $(cat /mntp/plain.txt | tr ' ' _)"
+	rm -f /mntp/plain.txt
+	step umount-plain umount /mntp
+fi
 exit 0

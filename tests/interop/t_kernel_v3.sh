@@ -3,7 +3,8 @@
 # snfsd on 127.0.0.1:2049 with its own portmapper on port 111. The guest
 # mounts without port options, runs fileops.sh on the mount and on tmpfs;
 # the transcripts must match section by section, and what the guest saw must
-# match the export directory on the host.
+# match the export directory on the host. Then a plain `mount host:/export
+# /mnt` (no options at all) must negotiate NFSv4.2 on port 2049.
 set -u
 . "$(dirname "$0")/../lib.sh"
 HERE=$ROOT/tests/interop
@@ -70,9 +71,12 @@ check_eq "guest exit status" 0 "$rc"
 grep '^G|' "$OUT" | cut -c3- | sed 's/^/# /'
 
 # Each guest step must have succeeded (and have run at all).
-for s in mount-tmpfs mount-nfs mkdir-nfs mkdir-local fileops-nfs fileops-local umount; do
+for s in mount-tmpfs mount-nfs mkdir-nfs mkdir-local fileops-nfs fileops-local umount \
+	mount-plain umount-plain; do
 	check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$OUT" | cut -c3-)"
 done
+check_eq "plain 'mount host:/export /mnt' negotiates NFSv4.2" "plain-nfs4 vers=4.2" "$(grep '^R|plain-nfs' "$OUT" | cut -c3-)"
+check_eq "plain mount: a file written reads back" "plain-readback written_over_the_plain_mount" "$(grep '^R|plain-readback' "$OUT" | cut -c3-)"
 
 if grep -q '^R|rpcinfo' "$OUT"; then
 	check_eq "guest rpcinfo -s lists NFS and MOUNT" "rpcinfo-lists-nfs-mountd 2" "$(grep '^R|rpcinfo' "$OUT" | cut -c3-)"
