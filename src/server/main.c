@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: snfsd [OPTION]...\n"
-	    "User-space NFSv3 server.\n"
+	    "User-space NFS server: NFSv3 with MOUNT, NFSv4.0, 4.1 and 4.2.\n"
 	    "\n"
 	    "  -e, --export DIR[:OPTIONS]  export DIR; OPTIONS is an option "
 	    "list for\n"
@@ -451,8 +451,9 @@ int main(int argc, char **argv)
 	if (!rc && use_rpcbind)
 		pmap_registered = portmap_register(s);
 	if (!rc) {
-		log_info("snfsd %s listening on %s port %u (tcp: nfs v3, mount "
-		         "v1/v3; udp: mount), %d threads, state in %s",
+		log_info("snfsd %s listening on %s port %u (tcp: nfs v3 and "
+		         "v4.0-4.2, mount v1/v3; udp: mount), %d threads, "
+		         "state in %s",
 		         SNFSD_VERSION, s->cfg.listen_addr, s->cfg.port,
 		         s->cfg.threads, s->cfg.state_dir);
 		log_exports(s->exports);
