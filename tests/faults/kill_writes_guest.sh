@@ -1,14 +1,15 @@
 #!/bin/bash
 # Runs inside the guest for t_kill_writes.sh: mounts SERVER:EXPORT (NFSv3,
 # hard, no portmapper) and copies PATTERN to the mount with dd while the
-# host SIGKILLs and restarts snfsd. The copy is fed slowly (one MiB every
-# DELAY s) through a pipe into one long-running dd so that the kernel client
-# has UNSTABLE writes outstanding and COMMITs to redo when it sees a new
-# verifier. Output lines: R|step rc, S|sha256 of the file read back (caches
+# host SIGKILLs and restarts snfsd. Small dirty limits keep UNSTABLE writes
+# outstanding and COMMITs to redo when the client sees a new verifier; with
+# DELAY > 0 the copy is also fed slowly (one MiB every DELAY s) through a
+# pipe into one long-running dd (for small files, where one dd would end
+# before the kills). Output lines: R|step rc, S|sha256 of the file read back (caches
 # dropped), G|info.
 # usage: kill_writes_guest.sh SERVER PORT EXPORT PATTERN [DELAY]
 set -u
-SERVER=$1 PORT=$2 EXPORT=$3 PAT=$4 DELAY=${5:-0.15}
+SERVER=$1 PORT=$2 EXPORT=$3 PAT=$4 DELAY=${5:-0}
 export LC_ALL=C
 step() { # name cmd...
 	local name=$1 rc
@@ -36,7 +37,11 @@ feed() {
 		sleep "$DELAY"
 	done
 }
-feed | step dd dd of=/mnt/f bs=1M iflag=fullblock conv=fsync
+if [ "$DELAY" = 0 ]; then
+	step dd dd if="$PAT" of=/mnt/f bs=1M conv=fsync
+else
+	feed | step dd dd of=/mnt/f bs=1M iflag=fullblock conv=fsync
+fi
 step sync sync
 echo "G|copy took $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo '?') s"
 echo 3 >/proc/sys/vm/drop_caches
