@@ -87,9 +87,13 @@ struct rpc_call {
 	 * status_first: the results begin with a 32-bit status (nfsstat3,
 	 *   nfsstat4), which the runtime reads when status is left 0;
 	 * status_name: the printable name of a status ("NFS3ERR_STALE");
-	 * fh: the file handle the call was about (rpc_call_set_fh). */
+	 * fh: the file handle the call was about (rpc_call_set_fh);
+	 * error_logged: the handler wrote the error lines itself, one per
+	 *   failed op (rpc_stats_log_op_error): the call's own would repeat
+	 *   them. */
 	uint32_t status;
 	bool status_first;
+	bool error_logged;
 	const char *(*status_name)(uint32_t status);
 	uint32_t fh_len;
 	uint8_t fh[RPC_CALL_FH_MAX];

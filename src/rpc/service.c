@@ -310,7 +310,8 @@ static uint32_t reply_status(const struct rpc_call *call,
 
 /* Run the handler, timing it, and count the call in the service's
  * statistics; a failed call (RPC error or protocol status) is logged,
- * except GARBAGE_ARGS, which the handler logs itself (rpc.h). */
+ * except GARBAGE_ARGS, which the handler logs itself (rpc.h), and a
+ * status whose failed ops the handler logged one by one. */
 static int run_counted(struct rpc_service *svc, struct rpc_call *call,
                        const struct rpc_program *prog,
                        const struct rpc_version *ver, struct xdr_out *reply,
@@ -327,7 +328,7 @@ static int run_counted(struct rpc_service *svc, struct rpc_call *call,
 		status = reply_status(call, reply, start);
 	rpc_stats_record(svc->stats, rpc_stats_slot(svc->stats, ver),
 	                 call->proc, ns, verdict != RPC_SUCCESS || status);
-	if (verdict == RPC_SUCCESS && status)
+	if (verdict == RPC_SUCCESS && status && !call->error_logged)
 		rpc_stats_log_error(svc->stats, call, prog, ver, status, false,
 		                    ns);
 	else if (verdict != RPC_SUCCESS && verdict != RPC_GARBAGE_ARGS)

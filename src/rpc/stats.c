@@ -1,6 +1,7 @@
-/* Per-procedure RPC statistics: sharded lock-free counters, their
- * snapshot, the table and Prometheus renderings, and the rate-limited
- * structured error log line. See stats.h. */
+/* Per-procedure (and per-op, for procedures with an optab) RPC
+ * statistics: sharded lock-free counters, their snapshot, the table and
+ * Prometheus renderings, and the rate-limited structured error log lines.
+ * See stats.h. */
 #include "rpc/stats.h"
 
 #include <errno.h>
@@ -25,12 +26,20 @@ struct op_counters {
 	_Atomic uint64_t buckets[RPC_STATS_BUCKETS];
 };
 
-/* A registered version and where its procedures start in the table. */
+/* A registered version, or an optab, and where its rows start in the
+ * table. */
 struct stats_version {
-	const struct rpc_program *prog;
-	const struct rpc_version *ver;
+	const struct rpc_program *prog;      /* NULL for an optab */
+	const struct rpc_version *ver;       /* NULL for an optab */
+	const struct rpc_stats_optab *optab; /* NULL for a version */
 	uint32_t first;
 };
+
+/* Rows an entry takes: its procedures, or every (variant, op). */
+static uint32_t entry_rows(const struct stats_version *e)
+{
+	return e->ver ? e->ver->nprocs : e->optab->nvariants * e->optab->nops;
+}
 
 struct rpc_stats {
 	struct stats_version *vers;
@@ -112,31 +121,59 @@ static int shards_grow(struct rpc_stats *st, uint32_t nops)
 	return 0;
 }
 
-int rpc_stats_add_program(struct rpc_stats *st, const struct rpc_program *prog)
+/* Append the entries to the table, each after the previous one's rows. */
+static int entries_append(struct rpc_stats *st, const struct stats_version *add,
+                          int n)
 {
-	int need = st->nvers + (int)prog->nversions;
 	uint32_t first = st->nops, total = st->nops;
 
-	if (need > st->cap) {
+	if (st->nvers + n > st->cap) {
 		struct stats_version *v =
-		    realloc(st->vers, (size_t)need * sizeof(*v));
+		    realloc(st->vers, (size_t)(st->nvers + n) * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		st->vers = v;
-		st->cap = need;
+		st->cap = st->nvers + n;
 	}
-	for (uint32_t i = 0; i < prog->nversions; i++)
-		total += prog->versions[i].nprocs;
+	for (int i = 0; i < n; i++)
+		total += entry_rows(&add[i]);
 	if (shards_grow(st, total))
 		return -ENOMEM;
-	/* each version's procedures follow the previous version's */
-	for (uint32_t i = 0; i < prog->nversions; i++) {
-		const struct rpc_version *ver = &prog->versions[i];
-		st->vers[st->nvers++] = (struct stats_version){
-		    .prog = prog, .ver = ver, .first = first};
-		first += ver->nprocs;
+	for (int i = 0; i < n; i++) {
+		struct stats_version *e = &st->vers[st->nvers++];
+		*e = add[i];
+		e->first = first;
+		first += entry_rows(e);
 	}
 	return 0;
+}
+
+int rpc_stats_add_program(struct rpc_stats *st, const struct rpc_program *prog)
+{
+	struct stats_version *add =
+	    calloc(prog->nversions ? prog->nversions : 1, sizeof(*add));
+	int rc;
+
+	if (!add)
+		return -ENOMEM;
+	/* each version's procedures follow the previous version's */
+	for (uint32_t i = 0; i < prog->nversions; i++)
+		add[i] = (struct stats_version){.prog = prog,
+		                                .ver = &prog->versions[i]};
+	rc = entries_append(st, add, (int)prog->nversions);
+	free(add);
+	return rc;
+}
+
+int rpc_stats_add_optab(struct rpc_stats *st, const struct rpc_stats_optab *t)
+{
+	const struct stats_version e = {.optab = t};
+
+	if (!t)
+		return -EINVAL;
+	if (rpc_stats_optab_slot(st, t) >= 0)
+		return 0;
+	return entries_append(st, &e, 1);
 }
 
 struct rpc_stats *rpc_service_stats(const struct rpc_service *svc)
@@ -147,7 +184,16 @@ struct rpc_stats *rpc_service_stats(const struct rpc_service *svc)
 int rpc_stats_slot(const struct rpc_stats *st, const struct rpc_version *ver)
 {
 	for (int i = 0; i < st->nvers; i++)
-		if (st->vers[i].ver == ver)
+		if (ver && st->vers[i].ver == ver)
+			return (int)st->vers[i].first;
+	return -1;
+}
+
+int rpc_stats_optab_slot(const struct rpc_stats *st,
+                         const struct rpc_stats_optab *t)
+{
+	for (int i = 0; i < st->nvers; i++)
+		if (t && st->vers[i].optab == t)
 			return (int)st->vers[i].first;
 	return -1;
 }
@@ -196,6 +242,15 @@ void rpc_stats_record(struct rpc_stats *st, int slot, uint32_t proc,
 	                          memory_order_relaxed);
 }
 
+void rpc_stats_record_op(struct rpc_stats *st, int slot,
+                         const struct rpc_stats_optab *t, uint32_t variant,
+                         uint32_t op, uint64_t ns, bool error)
+{
+	if (variant >= t->nvariants || op >= t->nops)
+		return;
+	rpc_stats_record(st, slot, variant * t->nops + op, ns, error);
+}
+
 /* Add one shard's counters for op idx into row. */
 static void row_add(struct rpc_stats_row *row, const struct op_counters *c)
 {
@@ -207,6 +262,51 @@ static void row_add(struct rpc_stats_row *row, const struct op_counters *c)
 		    atomic_load_explicit(&c->buckets[b], memory_order_relaxed);
 }
 
+/* Sum the shards' counters of row idx. */
+static void row_sum(const struct rpc_stats *st, uint32_t idx,
+                    struct rpc_stats_row *r)
+{
+	for (int s = 0; s < RPC_STATS_SHARDS; s++)
+		row_add(r, &st->shards[s][idx]);
+}
+
+/* The rows of a version's procedures. */
+static void version_rows(const struct rpc_stats *st,
+                         const struct stats_version *sv,
+                         struct rpc_stats_row *rows)
+{
+	for (uint32_t p = 0; p < sv->ver->nprocs; p++) {
+		struct rpc_stats_row *r = &rows[sv->first + p];
+		r->prog_name = sv->prog->name;
+		r->proc_name = sv->ver->procs[p].name;
+		r->prog = sv->prog->prog;
+		r->vers = sv->ver->vers;
+		r->proc = p;
+		row_sum(st, sv->first + p, r);
+	}
+}
+
+/* The rows of an optab's ops, variant by variant. */
+static void optab_rows(const struct rpc_stats *st,
+                       const struct stats_version *sv,
+                       struct rpc_stats_row *rows)
+{
+	const struct rpc_stats_optab *t = sv->optab;
+
+	for (uint32_t v = 0; v < t->nvariants; v++) {
+		for (uint32_t op = 0; op < t->nops; op++) {
+			uint32_t idx = sv->first + v * t->nops + op;
+			struct rpc_stats_row *r = &rows[idx];
+			r->prog_name = t->name;
+			r->proc_name = t->op_name(v, op);
+			r->vers = v;
+			r->proc = op;
+			r->optab = t;
+			row_sum(st, idx, r);
+		}
+	}
+}
+
 long rpc_stats_snapshot(const struct rpc_stats *st, struct rpc_stats_row **out)
 {
 	struct rpc_stats_row *rows =
@@ -215,17 +315,10 @@ long rpc_stats_snapshot(const struct rpc_stats *st, struct rpc_stats_row **out)
 	if (!rows)
 		return -ENOMEM;
 	for (int v = 0; v < st->nvers; v++) {
-		const struct stats_version *sv = &st->vers[v];
-		for (uint32_t p = 0; p < sv->ver->nprocs; p++) {
-			struct rpc_stats_row *r = &rows[sv->first + p];
-			r->prog_name = sv->prog->name;
-			r->proc_name = sv->ver->procs[p].name;
-			r->prog = sv->prog->prog;
-			r->vers = sv->ver->vers;
-			r->proc = p;
-			for (int s = 0; s < RPC_STATS_SHARDS; s++)
-				row_add(r, &st->shards[s][sv->first + p]);
-		}
+		if (st->vers[v].ver)
+			version_rows(st, &st->vers[v], rows);
+		else
+			optab_rows(st, &st->vers[v], rows);
 	}
 	*out = rows;
 	return (long)st->nops;
@@ -282,32 +375,86 @@ static const char *row_proc_name(const struct rpc_stats_row *r, char *buf,
 	return buf;
 }
 
-void rpc_stats_write_table(FILE *f, const struct rpc_stats_row *rows, size_t n)
+/* The count and latency columns of a row that has calls. */
+static void write_cols(FILE *f, const struct rpc_stats_row *r)
+{
+	char mean[32], p50[32], p99[32];
+
+	fprintf(f, " %12llu %10llu %10s %10s %10s\n",
+	        (unsigned long long)r->calls, (unsigned long long)r->errors,
+	        fmt_duration((double)r->sum_ns / (double)r->calls, mean,
+	                     sizeof(mean)),
+	        fmt_duration(rpc_stats_quantile_ns(r, 0.5), p50, sizeof(p50)),
+	        fmt_duration(rpc_stats_quantile_ns(r, 0.99), p99, sizeof(p99)));
+}
+
+static void write_proc_table(FILE *f, const struct rpc_stats_row *rows,
+                             size_t n)
 {
 	uint64_t calls = 0, errors = 0;
-	char mean[32], p50[32], p99[32], name[32];
+	char name[32];
 
 	fprintf(f, "%-8s %4s  %-12s %12s %10s %10s %10s %10s\n", "PROGRAM",
 	        "VERS", "OPERATION", "CALLS", "ERRORS", "MEAN", "P50", "P99");
 	for (size_t i = 0; i < n; i++) {
 		const struct rpc_stats_row *r = &rows[i];
-		if (r->calls == 0)
+		if (r->optab || r->calls == 0)
 			continue;
 		calls += r->calls;
 		errors += r->errors;
-		fprintf(
-		    f, "%-8s %4u  %-12s %12llu %10llu %10s %10s %10s\n",
-		    r->prog_name, r->vers, row_proc_name(r, name, sizeof(name)),
-		    (unsigned long long)r->calls, (unsigned long long)r->errors,
-		    fmt_duration((double)r->sum_ns / (double)r->calls, mean,
-		                 sizeof(mean)),
-		    fmt_duration(rpc_stats_quantile_ns(r, 0.5), p50,
-		                 sizeof(p50)),
-		    fmt_duration(rpc_stats_quantile_ns(r, 0.99), p99,
-		                 sizeof(p99)));
+		fprintf(f, "%-8s %4u  %-12s", r->prog_name, r->vers,
+		        row_proc_name(r, name, sizeof(name)));
+		write_cols(f, r);
 	}
 	fprintf(f, "%-8s %4s  %-12s %12llu %10llu\n", "total", "", "",
 	        (unsigned long long)calls, (unsigned long long)errors);
+}
+
+/* The table of optab t: its rows that have calls, after its title. Op
+ * names are up to 20 characters (BIND_CONN_TO_SESSION). */
+static void write_optab_table(FILE *f, const struct rpc_stats_row *rows,
+                              size_t n, const struct rpc_stats_optab *t)
+{
+	uint64_t calls = 0, errors = 0;
+	char name[32], vers[32];
+
+	fprintf(f, "\n%s\n%-6s %-20s %12s %10s %10s %10s %10s\n", t->title,
+	        "VERS", "OPERATION", "CALLS", "ERRORS", "MEAN", "P50", "P99");
+	for (size_t i = 0; i < n; i++) {
+		const struct rpc_stats_row *r = &rows[i];
+		if (r->optab != t || r->calls == 0)
+			continue;
+		calls += r->calls;
+		errors += r->errors;
+		snprintf(vers, sizeof(vers), "%s%u", t->prefix, r->vers);
+		fprintf(f, "%-6s %-20s", vers,
+		        row_proc_name(r, name, sizeof(name)));
+		write_cols(f, r);
+	}
+	fprintf(f, "%-6s %-20s %12llu %10llu\n", "total", "",
+	        (unsigned long long)calls, (unsigned long long)errors);
+}
+
+/* Call fn once per optab of the rows, in the order they come. */
+static void for_each_optab(FILE *f, const struct rpc_stats_row *rows, size_t n,
+                           void (*fn)(FILE *f, const struct rpc_stats_row *,
+                                      size_t, const struct rpc_stats_optab *))
+{
+	const struct rpc_stats_optab *last = NULL;
+
+	/* an optab's rows are consecutive (rpc_stats_snapshot) */
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].optab || rows[i].optab == last)
+			continue;
+		last = rows[i].optab;
+		fn(f, rows, n, last);
+	}
+}
+
+void rpc_stats_write_table(FILE *f, const struct rpc_stats_row *rows, size_t n)
+{
+	write_proc_table(f, rows, n);
+	for_each_optab(f, rows, n, write_optab_table);
 }
 
 /* A label value with \, " and newline escaped (exposition format). */
@@ -323,12 +470,20 @@ static void put_label(FILE *f, const char *s)
 	}
 }
 
-/* {prog="nfs",vers="3",proc="READ" without the closing brace, so a
- * histogram can append its le label. */
+/* {prog="nfs",vers="3",proc="READ", or {op="READ",minor="2" for an op,
+ * without the closing brace, so a histogram can append its le label. */
 static void put_labels(FILE *f, const struct rpc_stats_row *r)
 {
 	char name[32];
 
+	if (r->optab) {
+		fputs("{op=\"", f);
+		put_label(f, row_proc_name(r, name, sizeof(name)));
+		fputs("\",", f);
+		put_label(f, r->optab->label);
+		fprintf(f, "=\"%u\"", r->vers);
+		return;
+	}
 	fputs("{prog=\"", f);
 	put_label(f, r->prog_name);
 	fprintf(f, "\",vers=\"%u\",proc=\"", r->vers);
@@ -336,11 +491,22 @@ static void put_labels(FILE *f, const struct rpc_stats_row *r)
 	fputc('"', f);
 }
 
+/* Whether row r belongs to the series of optab t (NULL: the procedures).
+ * Every procedure is listed; an op only where its variant has it. */
+static bool row_listed(const struct rpc_stats_row *r,
+                       const struct rpc_stats_optab *t)
+{
+	return r->optab == t && (!t || r->proc_name || r->calls);
+}
+
 static void write_counter(FILE *f, const struct rpc_stats_row *rows, size_t n,
-                          const char *name, const char *help, bool errors)
+                          const struct rpc_stats_optab *t, const char *name,
+                          const char *help, bool errors)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
 	for (size_t i = 0; i < n; i++) {
+		if (!row_listed(&rows[i], t))
+			continue;
 		fputs(name, f);
 		put_labels(f, &rows[i]);
 		fprintf(f, "} %llu\n",
@@ -377,23 +543,49 @@ static void write_histogram(FILE *f, const char *name,
 	fprintf(f, "} %llu\n", (unsigned long long)cum);
 }
 
+/* The histograms of the rows of t (NULL: the procedures) that have calls. */
+static void write_histograms(FILE *f, const struct rpc_stats_row *rows,
+                             size_t n, const struct rpc_stats_optab *t,
+                             const char *name, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].optab == t && rows[i].calls)
+			write_histogram(f, name, &rows[i]);
+}
+
+/* snfsd_NAME_ops_total, _op_errors_total, _op_duration_seconds. */
+static void write_optab_metrics(FILE *f, const struct rpc_stats_row *rows,
+                                size_t n, const struct rpc_stats_optab *t)
+{
+	char name[96], help[160];
+
+	snprintf(name, sizeof(name), "snfsd_%s_ops_total", t->name);
+	snprintf(help, sizeof(help), "%s run (labels: op, %s).", t->title,
+	         t->label);
+	write_counter(f, rows, n, t, name, help, false);
+	snprintf(name, sizeof(name), "snfsd_%s_op_errors_total", t->name);
+	snprintf(help, sizeof(help), "%s that ended with an error status.",
+	         t->title);
+	write_counter(f, rows, n, t, name, help, true);
+	snprintf(name, sizeof(name), "snfsd_%s_op_duration_seconds", t->name);
+	snprintf(help, sizeof(help),
+	         "Time spent in %s (those run at least once).", t->title);
+	write_histograms(f, rows, n, t, name, help);
+}
+
 void rpc_stats_write_prometheus(FILE *f, const struct rpc_stats_row *rows,
                                 size_t n)
 {
-	static const char hist[] = "snfsd_rpc_duration_seconds";
-
-	write_counter(f, rows, n, "snfsd_rpc_calls_total",
+	write_counter(f, rows, n, NULL, "snfsd_rpc_calls_total",
 	              "RPC calls handled, by program, version and procedure.",
 	              false);
-	write_counter(f, rows, n, "snfsd_rpc_errors_total",
+	write_counter(f, rows, n, NULL, "snfsd_rpc_errors_total",
 	              "RPC calls answered with an error status.", true);
-	fprintf(f,
-	        "# HELP %s Time spent handling RPC calls (procedures "
-	        "called at least once).\n# TYPE %s histogram\n",
-	        hist, hist);
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].calls)
-			write_histogram(f, hist, &rows[i]);
+	write_histograms(f, rows, n, NULL, "snfsd_rpc_duration_seconds",
+	                 "Time spent handling RPC calls (procedures called at "
+	                 "least once).");
+	for_each_optab(f, rows, n, write_optab_metrics);
 }
 
 /* ---- structured error log ---- */
@@ -460,20 +652,36 @@ static const char *status_str(const struct rpc_call *call, uint32_t status,
 	return s;
 }
 
-/* Hex of the call's handle, or "-". */
-static const char *fh_hex(const struct rpc_call *call, char *buf, size_t n)
+/* Hex of a handle (cut at RPC_CALL_FH_MAX bytes), or "-". */
+static const char *fh_hex(const uint8_t *fh, uint32_t fh_len, char *buf,
+                          size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
-	size_t len =
-	    call->fh_len < RPC_CALL_FH_MAX ? call->fh_len : RPC_CALL_FH_MAX;
+	size_t len = fh_len < RPC_CALL_FH_MAX ? fh_len : RPC_CALL_FH_MAX;
 
-	if (len == 0 || n < 2 * len + 1)
+	if (!fh || len == 0 || n < 2 * len + 1)
 		return "-";
 	for (size_t i = 0; i < len; i++) {
-		buf[2 * i] = digits[call->fh[i] >> 4];
-		buf[2 * i + 1] = digits[call->fh[i] & 15];
+		buf[2 * i] = digits[fh[i] >> 4];
+		buf[2 * i + 1] = digits[fh[i] & 15];
 	}
 	buf[2 * len] = '\0';
+	return buf;
+}
+
+static const char *uid_str(const struct rpc_call *call, char *buf, size_t n)
+{
+	if (call->cred.flavor != RPC_AUTH_SYS)
+		return "-";
+	snprintf(buf, n, "%u", call->cred.uid);
+	return buf;
+}
+
+static const char *suppressed_str(uint64_t dropped, char *buf, size_t n)
+{
+	if (!dropped)
+		return "";
+	snprintf(buf, n, " suppressed=%llu", (unsigned long long)dropped);
 	return buf;
 }
 
@@ -483,7 +691,7 @@ void rpc_stats_log_error(struct rpc_stats *st, const struct rpc_call *call,
                          bool rpc_failed, uint64_t ns)
 {
 	char peer[64], fh[2 * RPC_CALL_FH_MAX + 1], sbuf[32], pbuf[32];
-	char uid[16] = "-", extra[48] = "";
+	char uid[16], extra[48];
 	const char *op = NULL;
 	uint64_t dropped;
 
@@ -495,19 +703,41 @@ void rpc_stats_log_error(struct rpc_stats *st, const struct rpc_call *call,
 		snprintf(pbuf, sizeof(pbuf), "proc_%u", call->proc);
 		op = pbuf;
 	}
-	if (call->cred.flavor == RPC_AUTH_SYS)
-		snprintf(uid, sizeof(uid), "%u", call->cred.uid);
-	if (dropped)
-		snprintf(extra, sizeof(extra), " suppressed=%llu",
-		         (unsigned long long)dropped);
 	log_info("op=%s prog=%s vers=%u client=%s uid=%s fh=%s status=%s "
 	         "time_us=%llu%s",
 	         op, prog->name, ver->vers,
 	         rpc_peer_str((const struct sockaddr *)&call->peer, peer,
 	                      sizeof(peer)),
-	         uid, fh_hex(call, fh, sizeof(fh)),
+	         uid_str(call, uid, sizeof(uid)),
+	         fh_hex(call->fh, call->fh_len, fh, sizeof(fh)),
 	         status_str(call, status, rpc_failed, sbuf, sizeof(sbuf)),
-	         (unsigned long long)(ns / 1000), extra);
+	         (unsigned long long)(ns / 1000),
+	         suppressed_str(dropped, extra, sizeof(extra)));
+}
+
+void rpc_stats_log_op_error(struct rpc_stats *st, const struct rpc_call *call,
+                            const struct rpc_stats_optab *t,
+                            const struct rpc_op_failure *f)
+{
+	char peer[64], fh[2 * RPC_CALL_FH_MAX + 1], sbuf[32];
+	char uid[16], extra[48];
+	const struct rpc_program *prog =
+	    call->svc ? rpc_service_find(call->svc, call->prog) : NULL;
+	uint64_t dropped;
+
+	if (!log_allowed(st, &dropped))
+		return;
+	log_info("op=%s prog=%s vers=%u %s=%u client=%s uid=%s fh=%s "
+	         "status=%s time_us=%llu%s",
+	         f->op, prog ? prog->name : "-", call->vers, t->label,
+	         f->variant,
+	         rpc_peer_str((const struct sockaddr *)&call->peer, peer,
+	                      sizeof(peer)),
+	         uid_str(call, uid, sizeof(uid)),
+	         fh_hex(f->fh, f->fh_len, fh, sizeof(fh)),
+	         status_str(call, f->status, false, sbuf, sizeof(sbuf)),
+	         (unsigned long long)(f->ns / 1000),
+	         suppressed_str(dropped, extra, sizeof(extra)));
 }
 
 void rpc_call_set_fh(struct rpc_call *call, const void *fh, uint32_t len)

@@ -2,6 +2,7 @@
  * transports. Adding NFSv4 is adding its version table here. */
 #include "server/programs.h"
 
+#include "rpc/stats.h"
 #include "server/mount/mount3.h"
 #include "server/snfsd.h"
 
@@ -36,7 +37,9 @@ int programs_register(struct rpc_service *svc)
 	nfs_versions[0] = nfs3_version;
 	nfs_versions[1] = nfs4_version;
 	rc = rpc_service_add(svc, &snfsd_nfs_program);
-
+	if (!rc)
+		rc =
+		    rpc_stats_add_optab(rpc_service_stats(svc), &nfs4_op_stats);
 	if (!rc)
 		rc = rpc_service_add(svc, &snfsd_mount_program);
 	return rc;

@@ -12,6 +12,7 @@
 
 struct export_table;
 struct nfs4_server;
+struct rpc_stats_optab;
 
 #define SNFSD_MAX_CLI_EXPORTS 64
 
@@ -63,6 +64,8 @@ struct snfsd {
  * (100003) is assembled from nfs3_version (and later nfs4_version). */
 extern const struct rpc_version nfs3_version;
 extern const struct rpc_version nfs4_version; /* src/server/nfs4 */
+/* Its COMPOUND's operations, counted each apart (rpc/stats.h). */
+extern const struct rpc_stats_optab nfs4_op_stats;
 extern const struct rpc_version mount3_version;
 extern const struct rpc_program pmap_program; /* PMAP v2, RPCBIND v3/v4 */
 

@@ -1,7 +1,11 @@
 /* rpc/stats: buckets, quantiles, counting through rpc_service_handle (OK,
  * protocol status read from the results or set by the handler, RPC
  * failures), counting from many threads at once, the table and Prometheus
- * renderings, and the structured error log line. */
+ * renderings, and the structured error log line; the operations of an
+ * optab counted inside a procedure (per variant, their table, series and
+ * error lines). */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +88,9 @@ static const struct rpc_program other_prog = {TOY + 1, "we\"ird",
 
 static struct rpc_service *svc;
 
-static void call(uint32_t vers, uint32_t proc, const void *args, size_t n)
+/* A call of prog on service s from 127.0.0.1:812, uid 1000. */
+static void call_to(struct rpc_service *s, uint32_t prog, uint32_t vers,
+                    uint32_t proc, const void *args, size_t n)
 {
 	struct xdr_out in, out;
 	struct sockaddr_in peer = {.sin_family = AF_INET,
@@ -93,7 +99,7 @@ static void call(uint32_t vers, uint32_t proc, const void *args, size_t n)
 
 	xdr_out_init(&in, 512, 1 << 20);
 	tcall_encode(&(struct tcall){.xid = 1,
-	                             .prog = TOY,
+	                             .prog = prog,
 	                             .vers = vers,
 	                             .proc = proc,
 	                             .cred_flavor = RPC_AUTH_SYS,
@@ -102,10 +108,15 @@ static void call(uint32_t vers, uint32_t proc, const void *args, size_t n)
 	                             .args_len = n},
 	             &in);
 	xdr_out_init(&out, 256, 64 * 1024);
-	rpc_service_handle(svc, in.buf, in.len, (struct sockaddr *)&peer,
+	rpc_service_handle(s, in.buf, in.len, (struct sockaddr *)&peer,
 	                   sizeof(peer), RPC_TCP, NULL, &out);
 	xdr_out_free(&in);
 	xdr_out_free(&out);
+}
+
+static void call(uint32_t vers, uint32_t proc, const void *args, size_t n)
+{
+	call_to(svc, TOY, vers, proc, args, n);
 }
 
 static void call_status(uint32_t st)
@@ -530,6 +541,259 @@ static void test_set_fh(void)
 	CHECK(c.fh_len == RPC_CALL_FH_MAX, "over-long handle cut");
 }
 
+/* ---- operations inside a procedure (optab) ---- */
+
+#define TOYOPS (TOY + 2)
+
+/* Two variants of four ops: TWO only in variant 1, op 3 in neither. */
+static const char *toy_op_name(uint32_t variant, uint32_t op)
+{
+	static const char *const names[] = {"ZERO", "ONE", "TWO"};
+
+	if (op == 2 && variant == 0)
+		return NULL;
+	return op < 3 ? names[op] : NULL;
+}
+
+static const struct rpc_stats_optab toy_optab = {
+    .name = "toyops",
+    .title = "Toy operations",
+    .label = "flavor",
+    .prefix = "v",
+    .nvariants = 2,
+    .nops = 4,
+    .op_name = toy_op_name,
+};
+
+/* Runs the ops its arguments list, (variant, op, status) each, op k
+ * taking (k + 1) us; logs the failed ones itself, like COMPOUND. The
+ * results open with the last status. */
+static int toy_batch(struct rpc_call *call, struct xdr_out *res)
+{
+	static const uint8_t fh[2] = {0xca, 0xfe};
+	struct rpc_stats *st = rpc_service_stats(call->svc);
+	int slot = rpc_stats_optab_slot(st, &toy_optab);
+	uint32_t n, v, op, status = 0;
+
+	call->status_first = true;
+	call->status_name = toy_status_name;
+	if (!xdr_get_u32(&call->args, &n))
+		return RPC_GARBAGE_ARGS;
+	while (n-- && xdr_get_u32(&call->args, &v) &&
+	       xdr_get_u32(&call->args, &op) &&
+	       xdr_get_u32(&call->args, &status)) {
+		uint64_t ns = 1000 * (uint64_t)(op + 1);
+		rpc_stats_record_op(st, slot, &toy_optab, v, op, ns, status);
+		if (status) {
+			const char *name = toy_op_name(v, op);
+			rpc_stats_log_op_error(
+			    st, call, &toy_optab,
+			    &(struct rpc_op_failure){.op = name ? name : "?",
+			                             .variant = v,
+			                             .status = status,
+			                             .fh = fh,
+			                             .fh_len = sizeof(fh),
+			                             .ns = ns});
+			call->error_logged = true;
+		}
+	}
+	xdr_put_u32(res, status);
+	return RPC_SUCCESS;
+}
+
+static const struct rpc_proc toyops_procs[] = {
+    [0] = {"NULL", toy_null},
+    [1] = {"BATCH", toy_batch},
+};
+static const struct rpc_version toyops_versions[] = {
+    {3, toyops_procs, 2},
+    {4, toyops_procs, 2},
+};
+static const struct rpc_program toyops_prog = {TOYOPS, "toyops",
+                                               toyops_versions, 2, false};
+
+static struct rpc_service *ops_svc;
+
+static void batch(const uint32_t *triples, uint32_t n)
+{
+	uint32_t a[1 + 3 * 8];
+
+	a[0] = htonl(n);
+	for (uint32_t i = 0; i < 3 * n && i < 3 * 8; i++)
+		a[1 + i] = htonl(triples[i]);
+	call_to(ops_svc, TOYOPS, 3, 1, a, 4 * (1 + 3 * n));
+}
+
+static void some_batches(void)
+{
+	/* variant 2 and op 9 are out of the table's range: not counted */
+	static const uint32_t b1[] = {0, 1, 0, 1, 2, 0, 1, 2, 70};
+	static const uint32_t b2[] = {1, 1, 0, 2, 1, 0, 0, 9, 0};
+
+	batch(b1, 3);
+	batch(b2, 3);
+}
+
+static const struct rpc_stats_row *op_row(const struct rpc_stats_row *rows,
+                                          long n, uint32_t variant, uint32_t op)
+{
+	for (long i = 0; i < n; i++)
+		if (rows[i].optab == &toy_optab && rows[i].vers == variant &&
+		    rows[i].proc == op)
+			return &rows[i];
+	return NULL;
+}
+
+static void test_optab_counts(const char *log)
+{
+	struct rpc_stats *st = rpc_service_stats(ops_svc);
+	struct rpc_stats_row *rows;
+	const struct rpc_stats_row *r;
+	uint64_t ops = 0;
+	long n = rpc_stats_snapshot(st, &rows);
+
+	CHECK(n == 2 + 2 + 2 * 4,
+	      "optab: one row per procedure, then per variant and op, once "
+	      "however often it is added");
+	CHECK(rpc_stats_optab_slot(st, &toy_optab) == 4 &&
+	          rpc_stats_optab_slot(st, NULL) == -1,
+	      "optab slot after the procedures");
+	r = op_row(rows, n, 0, 1);
+	CHECK(r && r->calls == 1 && r->errors == 0 &&
+	          !strcmp(r->proc_name, "ONE") &&
+	          !strcmp(r->prog_name, "toyops"),
+	      "optab: variant 0 ONE: 1 call");
+	r = op_row(rows, n, 1, 2);
+	CHECK(r && r->calls == 2 && r->errors == 1 && r->sum_ns == 6000 &&
+	          r->buckets[rpc_stats_bucket(3000)] == 2,
+	      "optab: variant 1 TWO: 2 calls, 1 error, 3 us each");
+	r = op_row(rows, n, 1, 1);
+	CHECK(r && r->calls == 1, "optab: variant 1 ONE apart from 0's");
+	r = op_row(rows, n, 0, 2);
+	CHECK(r && !r->proc_name && r->calls == 0,
+	      "optab: an op its variant lacks has no name");
+	for (long i = 0; i < n; i++)
+		if (rows[i].optab)
+			ops += rows[i].calls;
+	CHECK(ops == 4, "optab: out-of-range variant and op not counted");
+	r = find_row(rows, n, TOYOPS, 3, 1);
+	CHECK(r && !r->optab && r->calls == 2 && r->errors == 1,
+	      "optab: the procedure still counted as a call");
+	CHECK(strstr(log, "op=TWO prog=toyops vers=3 flavor=1 "
+	                  "client=127.0.0.1:812 uid=1000 fh=cafe "
+	                  "status=TOY_STALE time_us=3") != NULL,
+	      "op error line: op, variant, client, uid, handle, status, time");
+	CHECK(!strstr(log, "op=BATCH"),
+	      "op error line instead of the call's, not beside it");
+	CHECK(count_lines(log, "op=") == 1, "op error line: only failed ops");
+	free(rows);
+}
+
+/* The text of fn's rendering of ops_svc's statistics. */
+static char *render(void (*fn)(FILE *, const struct rpc_stats_row *, size_t))
+{
+	struct rpc_stats_row *rows;
+	char *buf = NULL;
+	size_t len = 0;
+	long n = rpc_stats_snapshot(rpc_service_stats(ops_svc), &rows);
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(f, rows, (size_t)n);
+	fclose(f);
+	free(rows);
+	return buf;
+}
+
+static void test_optab_table(void)
+{
+	char *buf = render(rpc_stats_write_table);
+	unsigned long long calls = 0, errors = 0;
+	char *ops = strstr(buf, "\nToy operations\n"), *p;
+
+	CHECK(ops && strstr(buf, "BATCH") < ops,
+	      "table: the ops' table, titled, after the procedures'");
+	CHECK(ops && strstr(ops, "VERS") && strstr(ops, "OPERATION") &&
+	          strstr(ops, "P99"),
+	      "table: the ops' header");
+	p = ops ? strstr(ops, "v1     TWO") : NULL;
+	CHECK(p && sscanf(p, "v1 TWO %llu %llu", &calls, &errors) == 2 &&
+	          calls == 2 && errors == 1,
+	      "table: variant with its prefix, op, calls, errors");
+	CHECK(ops && !strstr(ops, "ZERO"), "table: ops never run left out");
+	p = ops ? strstr(ops, "\ntotal") : NULL;
+	CHECK(p && sscanf(p, "\ntotal %llu %llu", &calls, &errors) == 2 &&
+	          calls == 4 && errors == 1,
+	      "table: the ops' total");
+	p = strstr(buf, "\ntotal");
+	CHECK(p && sscanf(p, "\ntotal %llu %llu", &calls, &errors) == 2 &&
+	          calls == 2 && errors == 1,
+	      "table: the procedures' total counts calls, not ops");
+	free(buf);
+}
+
+static void test_optab_prometheus(void)
+{
+	char *buf = render(rpc_stats_write_prometheus);
+	const char *h = "snfsd_toyops_op_duration_seconds";
+	char want[512];
+
+	CHECK(
+	    strstr(buf, "# TYPE snfsd_toyops_ops_total counter\n") &&
+	        strstr(buf, "# TYPE snfsd_toyops_op_errors_total counter\n") &&
+	        strstr(buf, "# TYPE snfsd_toyops_op_duration_seconds "
+	                    "histogram\n"),
+	    "prometheus: the ops' TYPE lines");
+	CHECK(strstr(buf, "snfsd_toyops_ops_total{op=\"TWO\",flavor=\"1\"} "
+	                  "2\n") &&
+	          strstr(buf, "snfsd_toyops_op_errors_total{op=\"TWO\","
+	                      "flavor=\"1\"} 1\n"),
+	      "prometheus: op calls and errors, labelled op and variant");
+	CHECK(strstr(buf, "snfsd_toyops_ops_total{op=\"ZERO\",flavor=\"0\"} "
+	                  "0\n") != NULL,
+	      "prometheus: an op not run is listed at 0");
+	CHECK(!strstr(buf, "{op=\"proc_2\",flavor=\"0\"}") &&
+	          !strstr(buf, "{op=\"proc_3\""),
+	      "prometheus: ops a variant lacks are not listed");
+	CHECK(!strstr(buf, "snfsd_rpc_calls_total{op="),
+	      "prometheus: ops stay out of the RPC series");
+	snprintf(want, sizeof(want),
+	         "%s_bucket{op=\"TWO\",flavor=\"1\",le=\"0.000002\"} 0\n"
+	         "%s_bucket{op=\"TWO\",flavor=\"1\",le=\"0.000004\"} 2\n",
+	         h, h);
+	CHECK(strstr(buf, want) != NULL,
+	      "prometheus: the op's histogram, cumulative");
+	snprintf(want, sizeof(want),
+	         "%s_bucket{op=\"TWO\",flavor=\"1\",le=\"+Inf\"} 2\n"
+	         "%s_sum{op=\"TWO\",flavor=\"1\"} 0.000006000\n"
+	         "%s_count{op=\"TWO\",flavor=\"1\"} 2\n",
+	         h, h, h);
+	CHECK(strstr(buf, want) != NULL, "prometheus: +Inf, _sum, _count");
+	CHECK(
+	    !strstr(buf, "snfsd_toyops_op_duration_seconds_count{op=\"ZERO\""),
+	    "prometheus: no histogram for an op never run");
+	free(buf);
+}
+
+static void test_optab(void)
+{
+	char *log;
+
+	ops_svc = rpc_service_new(NULL);
+	CHECK(ops_svc && rpc_service_add(ops_svc, &toyops_prog) == 0 &&
+	          rpc_stats_add_optab(rpc_service_stats(ops_svc), &toy_optab) ==
+	              0 &&
+	          rpc_stats_add_optab(rpc_service_stats(ops_svc), &toy_optab) ==
+	              0 &&
+	          rpc_stats_add_optab(rpc_service_stats(ops_svc), NULL) ==
+	              -EINVAL,
+	      "optab: program and its optab (twice) registered");
+	log = capture_stderr(some_batches);
+	test_optab_counts(log);
+	test_optab_table();
+	test_optab_prometheus();
+	rpc_service_free(ops_svc);
+}
+
 int main(void)
 {
 	log_set_level(LOG_INFO);
@@ -540,6 +804,7 @@ int main(void)
 	test_log_rate_limit();
 	test_threads();
 	test_set_fh();
+	test_optab();
 	rpc_service_free(svc);
 	TEST_EXIT();
 }

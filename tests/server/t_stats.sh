@@ -2,7 +2,8 @@
 # Observability: per-operation counts, errors and latency from a running
 # snfsd through `snfsd --stats` (control socket in the state directory) and
 # the Prometheus endpoint (--metrics-port), and the structured error lines
-# in the log. Runs the ASan build against libnfs's nfs-ls / nfs-cat.
+# in the log. Runs the ASan build against libnfs's nfs-ls / nfs-cat (NFSv3)
+# and build/snfs over NFSv4.1/4.2 (the per-op NFSv4 table and series).
 . "$(dirname "$0")/../lib.sh"
 
 if ! command -v nfs-ls >/dev/null || ! command -v nfs-cat >/dev/null; then
@@ -171,6 +172,94 @@ check "log: READ of a directory logged as NFS3ERR_ISDIR or INVAL" \
 	grep -qE "op=READ .* status=NFS3ERR_(ISDIR|INVAL)" "$T_DIR/snfsd.log"
 check "log: no error line for successful READs" \
 	bash -c "! grep -E 'op=READ .*status=NFS3_OK' '$T_DIR/snfsd.log'"
+
+# ---- NFSv4: per-operation counters, errors, histograms and error lines ----
+SNFS=${SNFS:-$ROOT/build/snfs}
+[ -x "$SNFS" ] || SNFS=$ROOT/build/asan/snfs
+V4="nfs://127.0.0.1:$PORT$EXP"
+v4row() { # STATS-FILE VERS OP: "calls errors" of that NFSv4 operations row
+	awk -v v="$2" -v op="$3" '/^NFSv4 operations$/ {f=1}
+		f && $1 == v && $2 == op {print $3, $4}' "$1"
+}
+v4delta() { # VERS OP FIELD(1 calls, 2 errors): growth from v4a.out to v4b.out
+	local a b
+	a=$(v4row "$T_DIR/v4a.out" "$1" "$2" | cut -d' ' -f"$3")
+	b=$(v4row "$T_DIR/v4b.out" "$1" "$2" | cut -d' ' -f"$3")
+	echo $((${b:-0} - ${a:-0}))
+}
+m4() { # scrape op minor [errors]: snfsd_nfs4_ops_total (or _op_errors_total)
+	local name=snfsd_nfs4_ops_total
+	[ -n "${4:-}" ] && name=snfsd_nfs4_op_errors_total
+	metric "$1" "$name{op=\"$2\",minor=\"$3\"}"
+}
+check "snfs binary for NFSv4 traffic ($SNFS)" test -x "$SNFS"
+"$SNFSD" --stats -s "$STATE" >"$T_DIR/v4a.out"
+m4a=$(http_get "http://127.0.0.1:$MPORT/metrics")
+for i in 1 2 3; do
+	out=$("$SNFS" cat "$V4/hello.txt?version=4.2" 2>&1)
+done
+check_eq "v4.2: snfs cat reads" "hello stats" "$out"
+"$SNFS" cat "$V4/hello.txt?version=4.1" >/dev/null 2>&1
+"$SNFS" stat "$V4/missing-v4?version=4.2" >/dev/null 2>&1 &&
+	notok "v4.2: snfs stat of a missing name fails"
+"$SNFSD" --stats -s "$STATE" >"$T_DIR/v4b.out"
+m4b=$(http_get "http://127.0.0.1:$MPORT/metrics")
+
+check "--stats: NFSv4 operations table" grep -q '^NFSv4 operations$' "$T_DIR/v4b.out"
+check "--stats: NFSv4 table header" \
+	grep -qE '^VERS +OPERATION +CALLS +ERRORS +MEAN +P50 +P99' "$T_DIR/v4b.out"
+for op in OPEN READ_PLUS CLOSE; do
+	check_eq "--stats: 4.2 $op grew by 3 (3 cats)" 3 "$(v4delta 4.2 $op 1)"
+	check_eq "--stats: 4.2 $op no errors" 0 "$(v4delta 4.2 $op 2)"
+done
+check_eq "--stats: 4.1 READ grew by 1 (4.1 has no READ_PLUS)" 1 "$(v4delta 4.1 READ 1)"
+check_eq "--stats: 4.1 OPEN apart from 4.2's" 1 "$(v4delta 4.1 OPEN 1)"
+check_eq "--stats: no 4.1 READ_PLUS row" "" "$(v4row "$T_DIR/v4b.out" 4.1 READ_PLUS)"
+depth=$(tr -cd / <<<"$EXP/hello.txt" | wc -c)
+lk=$(v4delta 4.2 LOOKUP 1)
+check "--stats: 4.2 LOOKUP grew by 3 walks of $depth names at least ($lk)" \
+	test "$lk" -ge $((3 * depth))
+le=$(v4delta 4.2 LOOKUP 2)
+check "--stats: 4.2 LOOKUP errors from the missing name ($le)" test "$le" -ge 1
+nlines=$(grep -c 'op=LOOKUP prog=nfs vers=4 minor=2 .*status=NFS4ERR_NOENT' "$T_DIR/snfsd.log")
+check_eq "log: one LOOKUP NOENT line per counted LOOKUP error" \
+	"$(v4row "$T_DIR/v4b.out" 4.2 LOOKUP | cut -d' ' -f2)" "$nlines"
+check "--stats: 4.2 latency columns have units" \
+	awk '/^NFSv4 operations$/ {f=1} f && $1 == "4.2" && $2 == "READ_PLUS" && $5 ~ /(us|ms|s)$/ && $7 ~ /(us|ms|s)$/ {g=1} END {exit !g}' "$T_DIR/v4b.out"
+check "--stats: NFSv4 total line" \
+	awk '/^NFSv4 operations$/ {f=1} f && /^total +[0-9]+ +[0-9]+/ {g=1} END {exit !g}' "$T_DIR/v4b.out"
+
+check "metrics: nfs4 ops TYPE" grep -q '^# TYPE snfsd_nfs4_ops_total counter' <<<"$m4b"
+check_eq "metrics: READ_PLUS minor 2 grew by 3" 3 $(($(m4 "$m4b" READ_PLUS 2) - $(m4 "$m4a" READ_PLUS 2)))
+check_eq "metrics: OPEN minor 2 grew by 3" 3 $(($(m4 "$m4b" OPEN 2) - $(m4 "$m4a" OPEN 2)))
+check_eq "metrics: READ minor 1 grew by 1" 1 $(($(m4 "$m4b" READ 1) - $(m4 "$m4a" READ 1)))
+check_eq "metrics: --stats and metrics agree on 4.2 LOOKUP calls" \
+	"$(v4row "$T_DIR/v4b.out" 4.2 LOOKUP | cut -d' ' -f1)" "$(m4 "$m4b" LOOKUP 2)"
+check_eq "metrics: --stats and metrics agree on 4.2 LOOKUP errors" \
+	"$(v4row "$T_DIR/v4b.out" 4.2 LOOKUP | cut -d' ' -f2)" "$(m4 "$m4b" LOOKUP 2 errors)"
+check_eq "metrics: no READ_PLUS series for minor 1" 0 \
+	"$(grep -cF 'op="READ_PLUS",minor="1"' <<<"$m4b")"
+check "metrics: nfs4 histogram TYPE" \
+	grep -q '^# TYPE snfsd_nfs4_op_duration_seconds histogram' <<<"$m4b"
+H=snfsd_nfs4_op_duration_seconds
+for op in READ_PLUS LOOKUP; do
+	L="{op=\"$op\",minor=\"2\""
+	inf=$(metric "$m4b" "${H}_bucket$L,le=\"+Inf\"}")
+	cnt=$(metric "$m4b" "${H}_count$L}")
+	check_eq "metrics: $op +Inf bucket == _count" "$cnt" "$inf"
+	check_eq "metrics: $op _count == ops_total" "$(m4 "$m4b" $op 2)" "$cnt"
+	check "metrics: $op _sum present" grep -qE "^${H}_sum\\{op=\"$op\",minor=\"2\"\\} [0-9.]+\$" <<<"$m4b"
+	mono=$(grep -F "${H}_bucket$L," <<<"$m4b" |
+		awk '{v=$NF; if (v < p) bad=1; p=v; n++} END {print (bad ? "no" : "yes") n}')
+	check_eq "metrics: 28 cumulative $op buckets" "yes28" "$mono"
+done
+
+check "log: NFSv4 LOOKUP error line names the op, status, client and handle" \
+	grep -qE "op=LOOKUP prog=nfs vers=4 minor=2 client=127\.0\.0\.1:[0-9]+ uid=[0-9-]+ fh=[0-9a-f]+ status=NFS4ERR_NOENT time_us=[0-9]+" "$T_DIR/snfsd.log"
+check "log: no COMPOUND line beside the op's" \
+	bash -c "! grep -q 'op=COMPOUND .*status=NFS4ERR_NOENT' '$T_DIR/snfsd.log'"
+check "log: no line for NFSv4 ops that succeeded" \
+	bash -c "! grep -qE 'op=(OPEN|READ_PLUS|CLOSE) prog=nfs vers=4' '$T_DIR/snfsd.log'"
 
 # ---- a second server on the same state dir must not steal the socket ----
 PORT2=$(free_port)

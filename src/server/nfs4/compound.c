@@ -7,7 +7,9 @@
  * whether it may come before SEQUENCE. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
+#include "rpc/stats.h"
 #include "server/nfs4/nfs4.h"
 #include "server/snfsd.h"
 #include "util/log.h"
@@ -147,6 +149,31 @@ static const struct nfs4_opdesc *op_lookup(uint32_t minor, uint32_t op)
 		return NULL;
 	return d;
 }
+
+/* Op number 0 is unused by every minor version (nfs_opnum4 starts at
+ * OP_ACCESS = 3): its counters count OP_ILLEGAL. */
+#define OPSTAT_ILLEGAL 0
+
+/* Names of the per-op counters: the table's, for the ops a minor version
+ * has. */
+static const char *opstat_name(uint32_t minor, uint32_t op)
+{
+	if (op == OPSTAT_ILLEGAL)
+		return "ILLEGAL";
+	return op_lookup(minor, op) ? optab[op].name : NULL;
+}
+
+/* Counters and latency per op and minor version (rpc/stats.h), indexed
+ * and named like the table above; registered with the NFS program. */
+const struct rpc_stats_optab nfs4_op_stats = {
+    .name = "nfs4",
+    .title = "NFSv4 operations",
+    .label = "minor",
+    .prefix = "4.",
+    .nvariants = NFS4_MAX_MINOR + 1,
+    .nops = OP4_MAX + 1,
+    .op_name = opstat_name,
+};
 
 const char *nfs4_op_name(uint32_t op)
 {
@@ -288,11 +315,62 @@ static uint32_t reply_overflow(struct nfs4_compound *c)
 	return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The error line of a failed op. Its handle is the current fh the op
+ * worked on, but PUTFH's is the one it was given: the current fh is still
+ * the previous op's. Worked out only here, on the error path. */
+static void op_log_error(struct nfs4_compound *c, uint32_t st, uint64_t ns)
+{
+	struct rpc_op_failure f = {.op = opstat_name(c->minor, c->opnum),
+	                           .variant = c->minor,
+	                           .status = st,
+	                           .ns = ns};
+	struct nfs_fh wire;
+
+	if (!f.op)
+		f.op = "ILLEGAL";
+	if (c->opnum == OP4_PUTFH) {
+		f.fh = c->putfh_arg;
+		f.fh_len = c->putfh_arg_len;
+	} else if (!nfs4_fh_to_wire(c, &c->cfh, &wire)) {
+		f.fh = wire.data;
+		f.fh_len = wire.len;
+	}
+	rpc_stats_log_op_error(c->stats, c->call, &nfs4_op_stats, &f);
+	/* the COMPOUND's line would only repeat this op's */
+	c->call->error_logged = true;
+}
+
+/* Count the op just run, which ended at now with status st (the time
+ * since the previous op ended: one clock read per op), and log it if it
+ * failed. */
+static void op_done(struct nfs4_compound *c, uint32_t st, uint64_t *t)
+{
+	uint64_t now = mono_ns(), ns = now - *t;
+	uint32_t op = op_lookup(c->minor, c->opnum) ? c->opnum : OPSTAT_ILLEGAL;
+
+	*t = now;
+	if (!c->stats)
+		return;
+	rpc_stats_record_op(c->stats, c->stats_slot, &nfs4_op_stats, c->minor,
+	                    op, ns, st != NFS4_OK);
+	if (st != NFS4_OK)
+		op_log_error(c, st, ns);
+}
+
 /* Walk the op array. Returns the COMPOUND status (that of the last op
  * run), or NFS4ERR_BADXDR with *garbage set when the input broke off. */
 static uint32_t run_ops(struct nfs4_compound *c, uint32_t *nres)
 {
 	uint32_t st = NFS4_OK;
+	uint64_t t = mono_ns();
 
 	for (c->opidx = 0; c->opidx < c->nops; c->opidx++) {
 		if (!xdr_get_u32(c->args, &c->opnum)) {
@@ -305,8 +383,10 @@ static uint32_t run_ops(struct nfs4_compound *c, uint32_t *nres)
 		xdr_put_u32(c->res, 0);
 		(*nres)++;
 		st = run_op(c);
-		if (c->replayed)
+		if (c->replayed) {
+			op_done(c, NFS4_OK, &t);
 			return NFS4_OK;
+		}
 		if (c->res->err)
 			st = reply_overflow(c);
 		if (st == NFS4_REPLAYED) {
@@ -322,12 +402,9 @@ static uint32_t run_ops(struct nfs4_compound *c, uint32_t *nres)
 			                      c->res->len - c->oppos);
 			c->replay_owner_set = false;
 		}
-		if (st != NFS4_OK) {
-			if (log_get_level() >= LOG_DEBUG)
-				log_debug("nfs4: op %u %s: status %u", c->opidx,
-				          nfs4_op_name(c->opnum), st);
+		op_done(c, st, &t);
+		if (st != NFS4_OK)
 			break;
-		}
 		if (c->destroyed_session)
 			break;
 	}
@@ -354,74 +431,6 @@ static int reply_empty(struct xdr_out *res, uint32_t st, const uint8_t *tag,
 	return RPC_SUCCESS;
 }
 
-/* Names of the statuses worth reading in a log. */
-static const char *nfs4_status_name(uint32_t st)
-{
-	switch (st) {
-	case NFS4_OK:
-		return "NFS4_OK";
-	case NFS4ERR_PERM:
-		return "NFS4ERR_PERM";
-	case NFS4ERR_NOENT:
-		return "NFS4ERR_NOENT";
-	case NFS4ERR_IO:
-		return "NFS4ERR_IO";
-	case NFS4ERR_ACCESS:
-		return "NFS4ERR_ACCESS";
-	case NFS4ERR_EXIST:
-		return "NFS4ERR_EXIST";
-	case NFS4ERR_NOTDIR:
-		return "NFS4ERR_NOTDIR";
-	case NFS4ERR_ISDIR:
-		return "NFS4ERR_ISDIR";
-	case NFS4ERR_INVAL:
-		return "NFS4ERR_INVAL";
-	case NFS4ERR_NOSPC:
-		return "NFS4ERR_NOSPC";
-	case NFS4ERR_ROFS:
-		return "NFS4ERR_ROFS";
-	case NFS4ERR_NOTEMPTY:
-		return "NFS4ERR_NOTEMPTY";
-	case NFS4ERR_STALE:
-		return "NFS4ERR_STALE";
-	case NFS4ERR_BADHANDLE:
-		return "NFS4ERR_BADHANDLE";
-	case NFS4ERR_NOTSUPP:
-		return "NFS4ERR_NOTSUPP";
-	case NFS4ERR_DELAY:
-		return "NFS4ERR_DELAY";
-	case NFS4ERR_DENIED:
-		return "NFS4ERR_DENIED";
-	case NFS4ERR_GRACE:
-		return "NFS4ERR_GRACE";
-	case NFS4ERR_SHARE_DENIED:
-		return "NFS4ERR_SHARE_DENIED";
-	case NFS4ERR_RESOURCE:
-		return "NFS4ERR_RESOURCE";
-	case NFS4ERR_NOFILEHANDLE:
-		return "NFS4ERR_NOFILEHANDLE";
-	case NFS4ERR_STALE_CLIENTID:
-		return "NFS4ERR_STALE_CLIENTID";
-	case NFS4ERR_BAD_STATEID:
-		return "NFS4ERR_BAD_STATEID";
-	case NFS4ERR_BAD_SEQID:
-		return "NFS4ERR_BAD_SEQID";
-	case NFS4ERR_BADXDR:
-		return "NFS4ERR_BADXDR";
-	case NFS4ERR_OP_ILLEGAL:
-		return "NFS4ERR_OP_ILLEGAL";
-	case NFS4ERR_BADSESSION:
-		return "NFS4ERR_BADSESSION";
-	case NFS4ERR_SEQ_MISORDERED:
-		return "NFS4ERR_SEQ_MISORDERED";
-	case NFS4ERR_REP_TOO_BIG:
-		return "NFS4ERR_REP_TOO_BIG";
-	case NFS4ERR_TOO_MANY_OPS:
-		return "NFS4ERR_TOO_MANY_OPS";
-	}
-	return NULL;
-}
-
 static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
 {
 	struct nfs4_compound c;
@@ -439,6 +448,10 @@ static int nfs4_compound_proc(struct rpc_call *call, struct xdr_out *res)
 	c.args = &call->args;
 	c.res = res;
 	c.res_start = res->len;
+	if (call->svc) {
+		c.stats = rpc_service_stats(call->svc);
+		c.stats_slot = rpc_stats_optab_slot(c.stats, &nfs4_op_stats);
+	}
 	/* utf8str_cs tag; a long one is refused without echoing it. */
 	if (!xdr_get_opaque_ref(c.args, &tag, &taglen, 0xffffff) ||
 	    !xdr_get_u32(c.args, &c.minor) || !xdr_get_u32(c.args, &c.nops)) {

@@ -88,9 +88,12 @@ uint32_t nfs4_op_putfh(struct nfs4_compound *c)
 	struct nfs4_fh fh;
 	uint32_t st;
 
+	c->putfh_arg_len = 0; /* not an earlier PUTFH's */
 	if (!xdr_get_opaque_ref(c->args, &p, &n, NFS4_FHSIZE))
 		return NFS4ERR_BADXDR;
-	rpc_call_set_fh(c->call, p, n); /* for the error log */
+	rpc_call_set_fh(c->call, p, n); /* for the COMPOUND's error log */
+	c->putfh_arg = p;               /* for this op's */
+	c->putfh_arg_len = n;
 	st = nfs4_fh_from_wire(c, p, n, &fh);
 	if (st)
 		return st;

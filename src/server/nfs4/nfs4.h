@@ -53,6 +53,7 @@ struct nfs4_fh {
 
 struct nfs4_server;
 struct nfs4_session;
+struct rpc_stats;
 struct snfsd;
 
 struct nfs4_compound {
@@ -84,6 +85,12 @@ struct nfs4_compound {
 	/* SEQUENCE found an uncached retry: next op gets RETRY_UNCACHED_REP */
 	bool retry_uncached;
 	bool destroyed_session; /* DESTROY_SESSION of our own session */
+	/* per-op counters (rpc/stats.h); NULL outside a service */
+	struct rpc_stats *stats;
+	int stats_slot;
+	/* the handle PUTFH was given, for its error line (in args) */
+	const uint8_t *putfh_arg;
+	uint32_t putfh_arg_len;
 };
 
 typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *c);
@@ -93,6 +100,8 @@ const char *nfs4_op_name(uint32_t op);
  * sa_cachethis to ca_maxresponsesize_cached; SIZE_MAX without a session.
  * READ and READDIR size their replies to it. */
 size_t nfs4_reply_room(const struct nfs4_compound *c);
+/* status.c: "NFS4ERR_NOENT", or NULL for a number that is no nfsstat4. */
+const char *nfs4_status_name(uint32_t st);
 
 /* ---- xdr4.c: codec helpers ---- */
 uint32_t nfs4_errno(int err);
