@@ -9,10 +9,11 @@
 #  - NFSv4.2 on snfsd: the transcript; lseek SEEK_DATA/SEEK_HOLE equal to
 #    the export's; fallocate (allocate, KEEP_SIZE, punch hole); a
 #    copy_file_range done by server-side COPY (snfs-mount's counters:
-#    SIGUSR1 writes them to its stats_file); statfs equal to the export's;
+#    SIGUSR1 writes them to its stats_file; snfsd's per-op counts);
+#    statfs equal to the export's;
 #    renameat2 flags, then mv.
 #  - Options: kernel_cache, attr_timeout/entry_timeout, ro, version=3|4.2
-#    (the server's per-version counts), plain umount, daemon mode.
+#    (snfsd's per-version counts), plain umount, daemon mode.
 #  - nfs-ganesha: the transcript over NFSv3 and NFSv4.1.
 # T_MOUNT_PARTS="v3 v42 opts ganesha" runs only some parts (the local
 # transcript and the usage checks always run).
@@ -122,6 +123,13 @@ mstat() {
 srv_calls() {
 	"$SNFSD" --stats -s "$T_DIR/state" 2>/dev/null |
 		awk -v v="$1" '$1 == "nfs" && $2 == v { n += $4 } END { print n + 0 }'
+}
+# srv_ops MINOR [OP]: NFSv4 operations (all, or OP) snfsd has counted for
+# minor version MINOR (4.1, 4.2), from its second table.
+srv_ops() {
+	"$SNFSD" --stats -s "$T_DIR/state" 2>/dev/null |
+		awk -v v="$1" -v op="${2:-}" '/^NFSv4 operations/ { t = 1; next }
+			t && $1 == v && (op == "" || $2 == op) { n += $3 } END { print n + 0 }'
 }
 # renameat2 FROM TO noreplace|exchange: 0 or the errno.
 renameat2() {
@@ -317,7 +325,7 @@ except OSError as e: print(e.errno)' "$M/sparse")
 
 # ---------------- snfsd, NFSv4.2 ----------------
 v42_part() {
-	local before r a b n c0 rb0 wb0 rx0 c1 rb1 wb1 rx1
+	local before r a b n s0 c0 rb0 wb0 rx0 c1 rb1 wb1 rx1
 	M=$T_DIR/mnt42
 	before=$(srv_calls 3)
 	if ! mount_up v42 "$URL&version=4.2" "$M"; then
@@ -405,6 +413,7 @@ v42_part() {
 	# far below the file's size).
 	head -c 16M /dev/urandom >"$EXP/cs"
 	read -r c0 rb0 wb0 rx0 <<<"$(mstat v42 copy read_bytes write_bytes bytes_received)"
+	s0="$(srv_ops 4.2 COPY) $(($(srv_ops 4.2 READ) + $(srv_ops 4.2 READ_PLUS) + $(srv_ops 4.2 WRITE)))"
 	python3 -c 'import os, sys
 src = os.open(sys.argv[1], os.O_RDONLY)
 dst = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -424,6 +433,9 @@ print(off)' "$M/cs" "$M/cd" >"$T_DIR/cfr.out" 2>&1
 	else
 		notok "v4.2: copy_file_range: no COPY call (copy $c0 -> $c1)"
 	fi
+	read -r c0 r <<<"$s0"
+	check_eq "v4.2: copy_file_range: snfsd ran COPY, and no READ, READ_PLUS or WRITE" "yes $r" \
+		"$([ "$(srv_ops 4.2 COPY)" -gt "$c0" ] && echo yes) $(($(srv_ops 4.2 READ) + $(srv_ops 4.2 READ_PLUS) + $(srv_ops 4.2 WRITE)))"
 	r=$((rb1 - rb0 + wb1 - wb0))
 	n=$((rx1 - rx0))
 	if [ "$r" -lt $((1 << 20)) ] && [ "$n" -lt $((1 << 20)) ]; then
@@ -463,7 +475,7 @@ opts_part() {
 	# default version is 3: -o version=4.2 must give 4.2, and -o version=3
 	# must win over the URL's version=4.2.
 	M=$T_DIR/mntk
-	v3=$(srv_calls 3) v4=$(srv_calls 4)
+	v3=$(srv_calls 3) v4=$(srv_calls 4) r=$(srv_ops 4.2)
 	if mount_up kc "$URL" "$M" "version=4.2,cache=0,kernel_cache"; then
 		read -r a b <<<"$(cat_twice kc "$M/kc")"
 		if [ "$a" -gt 0 ] && [ "$b" = 0 ]; then
@@ -473,8 +485,8 @@ opts_part() {
 		fi
 		check_eq "version=4.2: snfs-mount speaks 4.2, READ_PLUS used" "4.2 yes" \
 			"$(mstat kc version) $([ "$(mstat kc read_plus)" -gt 0 ] && echo yes)"
-		check_eq "version=4.2: no NFSv3 call reached snfsd, NFSv4 ones did" "$v3 yes" \
-			"$(srv_calls 3) $([ "$(srv_calls 4)" -gt "$v4" ] && echo yes)"
+		check_eq "version=4.2: no NFSv3 call reached snfsd, NFSv4.2 ones did" "$v3 yes yes" \
+			"$(srv_calls 3) $([ "$(srv_calls 4)" -gt "$v4" ] && echo yes) $([ "$(srv_ops 4.2)" -gt "$r" ] && echo yes)"
 		mount_down kc "$M"
 	else
 		notok "mount -o cache=0,kernel_cache"
