@@ -41,6 +41,19 @@ static inline int testsrv_start(struct export_table *t, const char *state_dir)
 	return programs_register(S.svc);
 }
 
+/* Undo testsrv_start and remove the test's directory base. */
+static inline void testsrv_stop(const char *base)
+{
+	char cmd[200];
+
+	rpc_service_free(S.svc);
+	nfs4_server_free(S.nfs4);
+	exports_release(S.exports);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		printf("# cleanup of %s failed\n", base);
+}
+
 /* ---- compound encoding ---- */
 
 struct cbuf {

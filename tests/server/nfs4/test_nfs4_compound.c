@@ -96,18 +96,6 @@ static int setup(void)
 	return testsrv_start(t, base);
 }
 
-static void teardown(void)
-{
-	char cmd[200];
-
-	rpc_service_free(S.svc);
-	nfs4_server_free(S.nfs4);
-	exports_release(S.exports);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", base);
-}
-
 /* ---- tests ---- */
 
 static void test_header(void)
@@ -945,6 +933,6 @@ int main(void)
 	test_random_compounds();
 	test_readdir_light();
 	test_lease();
-	teardown();
+	testsrv_stop(base);
 	TEST_EXIT();
 }

@@ -574,18 +574,6 @@ static int setup(void)
 	return testsrv_start(t, base);
 }
 
-static void teardown(void)
-{
-	char cmd[200];
-
-	rpc_service_free(S.svc);
-	nfs4_server_free(S.nfs4);
-	exports_release(S.exports);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", base);
-}
-
 int main(void)
 {
 	int rc;
@@ -604,6 +592,6 @@ int main(void)
 	test_setattr();
 	test_create();
 	test_domain_sources();
-	teardown();
+	testsrv_stop(base);
 	TEST_EXIT();
 }

@@ -110,18 +110,6 @@ static int setup(void)
 	return testsrv_start(t, base);
 }
 
-static void teardown(void)
-{
-	char cmd[200];
-
-	rpc_service_free(S.svc);
-	nfs4_server_free(S.nfs4);
-	exports_release(S.exports);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", base);
-}
-
 /* ---- helpers ---- */
 
 /* How many ops op_walk makes for path. */
@@ -1694,6 +1682,6 @@ int main(void)
 	test_getattr_limits();
 	test_getattr_exclcreat();
 	test_mounted_on_fileid();
-	teardown();
+	testsrv_stop(base);
 	TEST_EXIT();
 }
