@@ -13,13 +13,12 @@
 #  4. 32 threads doing I/O on one mount while the server restarts: all
 #     finish in bounded time with their data intact.
 # The server runs with SNFSD_NFS4_LEASE (5 s here) and -v, for the
-# per-operation status lines that show NFS4ERR_GRACE (10013).
+# per-operation status lines (op=OPEN ... status=NFS4ERR_GRACE).
 set -u
 . "$(dirname "$0")/../lib.sh"
 SNFS=${SNFS:-$ROOT/build/asan/snfs}
 NTHREADS=${NTHREADS:-32}
 export SNFSD_NFS4_LEASE=${SNFSD_NFS4_LEASE:-5}
-NFS4ERR_GRACE=10013
 SCENARIOS=${SCENARIOS:-1234} # which of the four to run
 want() { case "$SCENARIOS" in *"$1"*) return 0 ;; esac; return 1; }
 
@@ -166,9 +165,10 @@ wait_pid "$RDPID" 60
 check_eq "no record: the driver succeeds across the restart" 0 $?
 check_eq "no record: read again through the open file" "$(sha "$EXP/readme")" "$(sha "$T_DIR/rn.2")"
 check_eq "no record: read through a new open" "$(sha "$EXP/readme")" "$(sha "$T_DIR/rn.3")"
-check "no record: CLAIM_PREVIOUS refused with NFS4ERR_NO_GRACE" grep -q 'OPEN: status 10033' <(log_since)
+check "no record: CLAIM_PREVIOUS refused with NFS4ERR_NO_GRACE" \
+	grep -qE '^.*op=OPEN .* status=NFS4ERR_NO_GRACE ' <(log_since)
 check_eq "no record: no other OPEN or CLOSE refused" "" \
-	"$(log_since | grep -E '(OPEN|CLOSE): status' | grep -v 'status 10033')"
+	"$(log_since | grep -E 'op=(OPEN|CLOSE) .* status=' | grep -v ' status=NFS4ERR_NO_GRACE ')"
 echo "# no record: $(grep -E 'reread_ms|stats' "$T_DIR/rn.out" | tr '\n' ' ')"
 asan_clean "no record" "$T_DIR/rn.err"
 fi
@@ -206,7 +206,7 @@ echo "# grace: create took ${open_ms:-?} ms, the fresh cp $fresh_ms ms (lease ${
 check "grace: the server was in grace for a client that never came back" \
 	grep -q "grace period of ${SNFSD_NFS4_LEASE}s" <(log_since)
 check "grace: OPEN was refused with NFS4ERR_GRACE" \
-	grep -q "OPEN: status $NFS4ERR_GRACE" <(log_since)
+	grep -qE 'op=OPEN .* status=NFS4ERR_GRACE ' <(log_since)
 check "grace: grace ended by time, not by reclaims" grep -q 'nfs4: grace period over' <(log_since)
 # (how long the create waited depends on how long recovery took, so it
 # is printed above, not checked: the NFS4ERR_GRACE lines and the success
