@@ -280,6 +280,11 @@ struct snfs_stats {
 	uint64_t cache_hits, cache_misses; /* pread bytes from/not from cache */
 	uint64_t
 	    write_resends; /* ranges written again after a verifier change */
+	/* A listing the server refused to go on with (NFS3ERR_BAD_COOKIE,
+	 * NFS4ERR_NOT_SAME: the directory changed): resumed at its cookie
+	 * with the directory's current verifier, or restarted from cookie 0
+	 * (names already returned are skipped). */
+	uint64_t readdir_resumes, readdir_restarts;
 };
 
 void snfs_stats(struct snfs_ctx *ctx, struct snfs_stats *out);

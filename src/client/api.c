@@ -854,6 +854,8 @@ void snfs_stats(struct snfs_ctx *c, struct snfs_stats *o)
 	o->cache_hits = counter_get(&s->cache_hits);
 	o->cache_misses = counter_get(&s->cache_misses);
 	o->write_resends = counter_get(&s->write_resends);
+	o->readdir_resumes = counter_get(&s->readdir_resumes);
+	o->readdir_restarts = counter_get(&s->readdir_restarts);
 }
 
 void snfs_stats_reset(struct snfs_ctx *c)

@@ -13,6 +13,7 @@ struct snfs_counters {
 	uint64_t read_bytes, write_bytes;
 	uint64_t cache_hits, cache_misses;
 	uint64_t write_resends;
+	uint64_t readdir_resumes, readdir_restarts;
 };
 
 static inline void counter_add(uint64_t *c, uint64_t n)

@@ -1616,38 +1616,15 @@ static int readdir_once(struct snfs_ctx *c, const struct snfs_fh *dir,
 	return 0;
 }
 
-#define NOT_SAME_TRIES 8
-
-/* NOT_SAME says the directory changed since our verifier. Servers whose
- * cookies are stable positions (snfsd's are the backend's hash cookies)
- * still take the cookie with the directory's current verifier, so fetch
- * that (a small READDIR from the start) and resume; only if the cookie
- * itself is refused does the caller restart the listing (readdir.c). A
- * directory changing without pause would otherwise never list. */
+/* NOT_SAME and BAD_COOKIE both come back as -SNFS_EBADCOOKIE; readdir.c
+ * tries the cookie again with the directory's current verifier, and
+ * restarts the listing only when that is refused too. */
 static int nfs4_readdir(struct snfs_ctx *c, const struct snfs_fh *dir,
                         bool plus, uint64_t cookie, const uint8_t verf[8],
                         uint32_t bufsize, struct rd_page *page)
 {
 	uint32_t st = 0;
-	uint8_t cur[8];
-	int rc = readdir_once(c, dir, plus, cookie, verf, bufsize, page, &st);
-	for (int i = 0; i < NOT_SAME_TRIES && rc == -SNFS_EBADCOOKIE &&
-	                st == NFS4ERR_NOT_SAME && cookie != 0;
-	     i++) {
-		struct rd_page probe = {0};
-		static const uint8_t zero[8];
-		uint32_t pst;
-		int r =
-		    readdir_once(c, dir, false, 0, zero, 4096, &probe, &pst);
-		memcpy(cur, probe.verf, 8);
-		rpc_buf_free(probe.buf);
-		free(probe.ents);
-		if (r < 0)
-			return r;
-		rc =
-		    readdir_once(c, dir, plus, cookie, cur, bufsize, page, &st);
-	}
-	return rc;
+	return readdir_once(c, dir, plus, cookie, verf, bufsize, page, &st);
 }
 
 /* ---- statvfs ---- */

@@ -2,10 +2,17 @@
  *
  * A listing is read reply by reply as the caller consumes it. When the
  * server refuses a cookie (NFS3ERR_BAD_COOKIE, NFS4ERR_NOT_SAME: the
- * directory changed under us) we read again from cookie 0 and skip every
- * name already returned, so no entry comes twice and none still present is
- * lost (RFC 1813 section 3.3.16). Complete listings are kept in a small
- * per-context cache and reused while the directory's attributes hold. */
+ * directory changed under us), what it refuses may be only our verifier:
+ * servers whose cookies are stable positions (snfsd's are the file
+ * system's directory offsets) take the cookie with the directory's current
+ * verifier, so we fetch that (a small READDIR from the start) and resume.
+ * If the verifier did not change, or the cookie is refused with the new
+ * one too, we read again from cookie 0 and skip every name already
+ * returned, so no entry comes twice and none still present is lost (RFC
+ * 1813 section 3.3.16). A directory changing without pause would never
+ * list if every change cost a restart. Complete listings are kept in a
+ * small per-context cache and reused while the directory's attributes
+ * hold. */
 #include "client/readdir.h"
 
 #include <errno.h>
@@ -14,6 +21,15 @@
 
 #define RD_SLOTS 4
 #define RD_MAX_RESTARTS 16
+#define RD_VERF_TRIES 8 /* fresh verifiers tried for one reply */
+#define RD_PROBE_BUF 4096
+
+uint64_t rd_find_cookie_probes;
+
+static void count_probe(void)
+{
+	__atomic_fetch_add(&rd_find_cookie_probes, 1, __ATOMIC_RELAXED);
+}
 
 int rd_page_add(struct rd_page *p, const struct rd_entry *e)
 {
@@ -121,6 +137,7 @@ int rd_list_find_cookie(const struct rd_list *l, uint64_t cookie,
 		while (lo < hi) {
 			uint64_t mid = lo + (hi - lo) / 2;
 			uint64_t c = rd_list_get(l, mid, &pg)->cookie;
+			count_probe();
 			if (c == cookie) {
 				*index = mid + 1;
 				return 0;
@@ -132,11 +149,13 @@ int rd_list_find_cookie(const struct rd_list *l, uint64_t cookie,
 		}
 		return -ENOENT;
 	}
-	for (uint64_t i = 0; i < l->nents; i++)
+	for (uint64_t i = 0; i < l->nents; i++) {
+		count_probe();
 		if (rd_list_get(l, i, &pg)->cookie == cookie) {
 			*index = i + 1;
 			return 0;
 		}
+	}
 	return -ENOENT;
 }
 
@@ -318,7 +337,7 @@ struct snfs_dir {
 	uint64_t cookie; /* of the last entry returned */
 	uint8_t verf[8];
 	struct name_set *seen; /* after a restart: names already returned */
-	int restarts;
+	int restarts, resumes;
 	char *name;
 };
 
@@ -379,36 +398,86 @@ static int restart_listing(struct snfs_dir *d)
 	d->pos = 0;
 	memset(d->verf, 0, sizeof(d->verf));
 	d->restarts++;
+	counter_add(&d->c->stats.readdir_restarts, 1);
+	return 0;
+}
+
+/* The directory's current cookie verifier, from a small READDIR at
+ * cookie 0. */
+static int current_verifier(struct snfs_dir *d, uint8_t verf[8])
+{
+	static const uint8_t zero[8];
+	struct rd_page *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	int rc =
+	    d->c->ops->readdir(d->c, &d->fh, false, 0, zero, RD_PROBE_BUF, p);
+	if (rc == 0)
+		memcpy(verf, p->verf, 8);
+	rd_page_free(p);
+	return rc;
+}
+
+/* One READDIR after cookie; a refused one is tried again with the
+ * directory's current verifier while that differs from ours. */
+static int read_page(struct snfs_dir *d, uint64_t cookie, struct rd_page **out)
+{
+	struct snfs_ctx *c = d->c;
+	struct rd_page *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	int rc =
+	    c->ops->readdir(c, &d->fh, d->plus, cookie, d->verf, c->dirbuf, p);
+	for (int i = 0;
+	     rc == -SNFS_EBADCOOKIE && cookie != 0 && i < RD_VERF_TRIES; i++) {
+		uint8_t cur[8] = {0};
+		rd_page_free(p);
+		p = NULL;
+		rc = current_verifier(d, cur);
+		/* the same verifier: the cookie itself is refused */
+		if (rc == 0 && !memcmp(cur, d->verf, 8))
+			rc = -SNFS_EBADCOOKIE;
+		if (rc < 0)
+			return rc;
+		memcpy(d->verf, cur, 8);
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rc = c->ops->readdir(c, &d->fh, d->plus, cookie, d->verf,
+		                     c->dirbuf, p);
+		if (rc == 0) {
+			d->resumes++;
+			counter_add(&c->stats.readdir_resumes, 1);
+		}
+	}
+	if (rc < 0) {
+		rd_page_free(p);
+		return rc;
+	}
+	*out = p;
 	return 0;
 }
 
 /* Read the next reply of the listing. */
 static int fetch_next(struct snfs_dir *d)
 {
-	struct snfs_ctx *c = d->c;
 	struct rd_list *l = &d->sh->list;
 	const struct rd_page *pg;
 
 	for (;;) {
 		uint64_t cookie = 0;
+		struct rd_page *p = NULL;
 		if (l->nents)
 			cookie = rd_list_get(l, l->nents - 1, &pg)->cookie;
-		struct rd_page *p = calloc(1, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		int rc = c->ops->readdir(c, &d->fh, d->plus, cookie, d->verf,
-		                         c->dirbuf, p);
+		int rc = read_page(d, cookie, &p);
 		if (rc == -SNFS_EBADCOOKIE && d->restarts < RD_MAX_RESTARTS) {
-			rd_page_free(p);
 			rc = restart_listing(d);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
-		if (rc < 0) {
-			rd_page_free(p);
+		if (rc < 0)
 			return rc == -SNFS_EBADCOOKIE ? -EIO : rc;
-		}
 		if (p->n == 0 && !p->eof) {
 			rd_page_free(p);
 			return -EIO; /* no progress: a broken server */
@@ -426,7 +495,7 @@ static int fetch_next(struct snfs_dir *d)
 static void maybe_publish(struct snfs_dir *d)
 {
 	struct rd_list *l = &d->sh->list;
-	if (d->from_cache || d->restarts || !l->npages ||
+	if (d->from_cache || d->restarts || d->resumes || !l->npages ||
 	    d->sh->bytes > d->c->rd->max_bytes)
 		return;
 	const struct rd_page *last = l->pages[l->npages - 1];

@@ -61,6 +61,8 @@ const struct rd_entry *rd_list_get(const struct rd_list *l, uint64_t i,
  * Returns 0 and *index, or -ENOENT. O(log n) on monotonic cookies. */
 int rd_list_find_cookie(const struct rd_list *l, uint64_t cookie,
                         uint64_t *index);
+/* Test hook: cookies rd_list_find_cookie compared so far (all threads). */
+extern uint64_t rd_find_cookie_probes;
 
 /* The per-context cache of complete listings, checked against the
  * directory's change attribute. */

@@ -72,10 +72,11 @@ static void print_stats(struct snfs_ctx *c, const char *label)
 			        snfs_op_name((enum snfs_op)i), s.calls[i]);
 	fprintf(stderr,
 	        " retransmits=%" PRIu64 " reconnects=%" PRIu64
-	        " write_resends=%" PRIu64 " sent=%" PRIu64 " received=%" PRIu64
-	        "\n",
-	        s.retransmits, s.reconnects, s.write_resends, s.bytes_sent,
-	        s.bytes_received);
+	        " write_resends=%" PRIu64 " readdir_resumes=%" PRIu64
+	        " readdir_restarts=%" PRIu64 " sent=%" PRIu64
+	        " received=%" PRIu64 "\n",
+	        s.retransmits, s.reconnects, s.write_resends, s.readdir_resumes,
+	        s.readdir_restarts, s.bytes_sent, s.bytes_received);
 }
 
 /* ---- mounts: one per URL argument ---- */

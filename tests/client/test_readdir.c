@@ -76,6 +76,20 @@ static struct rd_page *page_from(struct xdr_out *x, bool plus, int *rc)
 	return p;
 }
 
+/* Look every cookie 1..n up; returns how many were found where they
+ * belong. */
+static int rd_find_cookie_all(const struct rd_list *l, int n)
+{
+	int good = 0;
+	for (int i = 1; i <= n; i++) {
+		uint64_t idx;
+		if (rd_list_find_cookie(l, (uint64_t)i, &idx) == 0 &&
+		    idx == (uint64_t)i)
+			good++;
+	}
+	return good;
+}
+
 static void test_decode(void)
 {
 	char *names[3] = {"a", "bb", "ccc"};
@@ -143,11 +157,27 @@ static void test_decode(void)
 	rd_list_init(&l);
 	rd_list_append(&l, p);
 	uint64_t idx;
+	uint64_t probes = rd_find_cookie_probes;
 	CHECK(l.monotonic && rd_list_find_cookie(&l, 150000, &idx) == 0 &&
 	          idx == 150000,
 	      "binary search by cookie");
+	/* ceil(log2(200,000)) = 18: a scan would compare 150,000 */
+	probes = rd_find_cookie_probes - probes;
+	printf("# cookie 150000 of 200,000: %llu comparisons\n",
+	       (unsigned long long)probes);
+	CHECK(probes >= 1 && probes <= 18,
+	      "binary search by cookie: at most 18 comparisons");
+	probes = rd_find_cookie_probes;
+	CHECK(rd_find_cookie_all(&l, n) == n,
+	      "binary search by cookie: every cookie found at its place");
+	probes = rd_find_cookie_probes - probes;
+	CHECK(probes <= (uint64_t)n * 18,
+	      "binary search by cookie: every cookie in O(log n)");
+	probes = rd_find_cookie_probes;
 	CHECK(rd_list_find_cookie(&l, 999999, &idx) == -ENOENT,
 	      "unknown cookie");
+	CHECK(rd_find_cookie_probes - probes <= 19,
+	      "unknown cookie: O(log n) comparisons");
 	rd_list_free(&l);
 	for (int i = 0; i < n; i++)
 		free(many[i]);
@@ -175,13 +205,46 @@ static void test_list_pages(void)
 	      "cookie across pages");
 	rd_list_free(&l);
 
-	/* non-monotonic cookies fall back to a scan */
+	/* 100,000 entries in 500 replies: the search crosses pages */
+	rd_list_init(&l);
+	char *many[200];
+	for (int i = 0; i < 200; i++) {
+		many[i] = malloc(16);
+		snprintf(many[i], 16, "e%03d", i);
+	}
+	for (int pg = 0; pg < 500; pg++) {
+		uint64_t ck[200];
+		for (int i = 0; i < 200; i++)
+			ck[i] = (uint64_t)pg * 200 + (uint64_t)i + 1;
+		encode_reply(&x, false, many, ck, 200, pg == 499, 1);
+		rd_list_append(&l, page_from(&x, false, &rc));
+	}
+	uint64_t probes = rd_find_cookie_probes;
+	CHECK(l.monotonic && l.nents == 100000 &&
+	          rd_list_find_cookie(&l, 77777, &idx) == 0 && idx == 77777,
+	      "cookie in a list of 500 replies");
+	probes = rd_find_cookie_probes - probes;
+	CHECK(probes >= 1 && probes <= 17,
+	      "cookie in a list of 500 replies: at most 17 comparisons");
+	probes = rd_find_cookie_probes;
+	CHECK(rd_find_cookie_all(&l, 100000) == 100000 &&
+	          rd_find_cookie_probes - probes <= 100000u * 17,
+	      "every cookie of 500 replies in O(log n)");
+	rd_list_free(&l);
+	for (int i = 0; i < 200; i++)
+		free(many[i]);
+
+	/* non-monotonic cookies fall back to a scan (which the counter
+	 * sees: it counts what a linear lookup would cost) */
 	rd_list_init(&l);
 	uint64_t ck[2] = {50, 3};
 	encode_reply(&x, false, names, ck, 2, true, 1);
 	rd_list_append(&l, page_from(&x, false, &rc));
+	probes = rd_find_cookie_probes;
 	CHECK(!l.monotonic && rd_list_find_cookie(&l, 3, &idx) == 0 && idx == 2,
 	      "hashed cookies: linear lookup");
+	CHECK(rd_find_cookie_probes - probes == 2,
+	      "hashed cookies: the scan's comparisons are counted");
 	rd_list_free(&l);
 }
 
@@ -194,6 +257,7 @@ static struct {
 	bool alive[MAXN];
 	int n, calls, gen, bad_cookies;
 	int mutate_at;
+	bool renumber; /* a change gives every entry a new cookie */
 } dir;
 
 static int m_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
@@ -219,7 +283,18 @@ static void mutate(void)
 		dir.cookie[dir.n] = (uint64_t)dir.n + 1;
 		dir.alive[dir.n] = true;
 	}
+	if (dir.renumber)
+		for (int i = 0; i < dir.n; i++)
+			dir.cookie[i] += 100000;
 	dir.gen++;
+}
+
+static bool cookie_known(uint64_t cookie)
+{
+	for (int i = 0; i < dir.n; i++)
+		if (dir.cookie[i] == cookie)
+			return true;
+	return false;
 }
 
 static int m_readdir(struct snfs_ctx *c, const struct snfs_fh *fh, bool plus,
@@ -231,7 +306,7 @@ static int m_readdir(struct snfs_ctx *c, const struct snfs_fh *fh, bool plus,
 		mutate();
 	uint32_t v = (uint32_t)verf[4] << 24 | (uint32_t)verf[5] << 16 |
 	             (uint32_t)verf[6] << 8 | verf[7];
-	if (cookie != 0 && v != (uint32_t)dir.gen) {
+	if (cookie != 0 && (v != (uint32_t)dir.gen || !cookie_known(cookie))) {
 		dir.bad_cookies++;
 		return -SNFS_EBADCOOKIE;
 	}
@@ -263,14 +338,13 @@ static const struct snfs_proto_ops dir_ops = {
     .readdir = m_readdir,
 };
 
-static void test_bad_cookie_restart(void)
+static void mock_dir(struct snfs_ctx *c, bool renumber)
 {
-	struct snfs_ctx c;
-	memset(&c, 0, sizeof(c));
-	c.ops = &dir_ops;
-	c.url_path = "";
-	c.dirbuf = 8192;
-	rd_cache_new(&c.rd, 1 << 20);
+	memset(c, 0, sizeof(*c));
+	c->ops = &dir_ops;
+	c->url_path = "";
+	c->dirbuf = 8192;
+	rd_cache_new(&c->rd, 1 << 20);
 	memset(&dir, 0, sizeof(dir));
 	dir.n = 1000;
 	for (int i = 0; i < dir.n; i++) {
@@ -279,13 +353,22 @@ static void test_bad_cookie_restart(void)
 		dir.alive[i] = true;
 	}
 	dir.mutate_at = 5;
+	dir.renumber = renumber;
 	dir_gen = 0;
+}
 
+/* List the mock directory, changing under us at its 5th READDIR; every
+ * entry that survived, and every one added, exactly once. */
+static void list_changing(struct snfs_ctx *c, const char *what)
+{
 	int *seen = calloc(MAXN, sizeof(int));
 	struct snfs_dir *d;
 	struct snfs_dirent de;
 	int rc, dups = 0, unknown = 0;
-	CHECK(snfs_opendir(&c, "", 0, &d) == 0, "opendir on the mock");
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s: opendir on the mock", what);
+	CHECK(snfs_opendir(c, "", 0, &d) == 0, name);
 	while ((rc = snfs_readdir(d, &de)) > 0) {
 		int i;
 		for (i = 0; i < dir.n && strcmp(dir.names[i], de.name); i++)
@@ -296,19 +379,55 @@ static void test_bad_cookie_restart(void)
 			dups++;
 	}
 	snfs_closedir(d);
-	CHECK(rc == 0, "listing ends cleanly");
-	CHECK(dir.bad_cookies == 1, "the server refused a cookie once");
-	CHECK(dups == 0 && unknown == 0, "no entry returned twice");
+	snprintf(name, sizeof(name), "%s: listing ends cleanly", what);
+	CHECK(rc == 0, name);
+	snprintf(name, sizeof(name), "%s: no entry returned twice", what);
+	CHECK(dups == 0 && unknown == 0, name);
 	int missing = 0;
 	for (int i = 0; i < 1000; i++)
 		if (dir.alive[i] && !seen[i])
 			missing++;
-	CHECK(missing == 0, "every surviving entry returned");
+	snprintf(name, sizeof(name), "%s: every surviving entry returned",
+	         what);
+	CHECK(missing == 0, name);
 	int added = 0;
 	for (int i = 1000; i < dir.n; i++)
 		added += seen[i];
-	CHECK(added == 100, "entries added meanwhile returned");
+	snprintf(name, sizeof(name), "%s: entries added meanwhile returned",
+	         what);
+	CHECK(added == 100, name);
+	free(seen);
+}
 
+static void test_bad_cookie_restart(void)
+{
+	struct snfs_ctx c;
+	struct snfs_dir *d;
+	struct snfs_dirent de;
+
+	/* cookies that stay valid across the change (snfsd's): only the
+	 * verifier is refused, and the listing resumes with a fresh one */
+	mock_dir(&c, false);
+	list_changing(&c, "stable cookies");
+	CHECK(dir.bad_cookies == 1, "stable cookies: the server refused once");
+	CHECK(c.stats.readdir_resumes == 1 && c.stats.readdir_restarts == 0,
+	      "stable cookies: resumed at the cookie (counters), no restart");
+	rd_cache_free(c.rd);
+
+	/* cookies renumbered by the change: refused with the new verifier
+	 * too, so the listing starts over and skips what it returned */
+	mock_dir(&c, true);
+	list_changing(&c, "renumbered cookies");
+	CHECK(dir.bad_cookies == 2,
+	      "renumbered cookies: refused with the old and the new verifier");
+	CHECK(c.stats.readdir_resumes == 0 && c.stats.readdir_restarts == 1,
+	      "renumbered cookies: restarted from cookie 0 (counters)");
+	rd_cache_free(c.rd);
+
+	mock_dir(&c, false);
+	dir.mutate_at = 5;
+
+	list_changing(&c, "cache");
 	/* an unchanged directory is listed again from the cache */
 	dir.mutate_at = -1;
 	int calls = dir.calls;
@@ -332,7 +451,6 @@ static void test_bad_cookie_restart(void)
 		;
 	snfs_closedir(d);
 	CHECK(dir.calls > before, "a changed directory is read again");
-	free(seen);
 	rd_cache_free(c.rd);
 }
 
