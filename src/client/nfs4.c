@@ -431,6 +431,7 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 	}
 	if (io->pieces_fn && io->npv)
 		io->pieces_rc = io->pieces_fn(io->pieces_arg, io->pv, io->npv);
+	__atomic_store_n(&nfs4_st(c)->read_plus_ok, true, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -753,9 +754,17 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 		struct rpc_req *held[SEG_INFLIGHT];
 		int nheld = 0;
 		bool refill = tail - head <= SEG_INFLIGHT / 2;
+		/* Until a READ_PLUS reply shows the server has it, one call
+		 * goes alone: a server without it (NFS4ERR_NOTSUPP) then costs
+		 * one refused call, not a window of them. */
+		bool probe =
+		    s->minor >= 2 &&
+		    !__atomic_load_n(&s->no_read_plus, __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(&s->read_plus_ok, __ATOMIC_RELAXED);
 		while (refill && rc == 0 && !stop &&
 		       tail - head < SEG_INFLIGHT && next < end &&
-		       (next < ahead || head == tail)) {
+		       (next < ahead || head == tail) &&
+		       (!probe || head == tail)) {
 			if (next < known_end && !stale) {
 				uint64_t e = known_end < end ? known_end : end;
 				uint32_t n = e - next < KNOWN_HOLE_MAX
@@ -828,7 +837,10 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 				*sr->nsegs = io->nsegs;
 			*eof = io->eof;
 			covered = io->off + io->got;
-			stop = io->got < io->count;
+			/* eof on a full reply (a file of whole rsizes):
+			 * nothing follows, so no window of calls past the
+			 * end to learn it again */
+			stop = io->got < io->count || io->eof;
 			if (io->had_data && io->data_at < known_end)
 				stale = true;
 			if (io->hole_to > known_end)

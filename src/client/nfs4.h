@@ -67,6 +67,7 @@ struct nfs4_state {
 
 	/* what the server turned out not to do */
 	bool no_read_plus, no_copy, no_verify;
+	bool read_plus_ok; /* a READ_PLUS reply parsed: the server has it */
 
 	/* lease renewal */
 	pthread_t renew;

@@ -15,7 +15,13 @@ for f in mixed-4d mixed-4h mixed-32d hole data; do
 	check "cp $f: content equal" cmp -s "$T_DIR/export/$f" "$T_DIR/$f.copy"
 	rp=$(echo "$out" | sed -n 's/.* read_plus=\([0-9]*\).*/\1/p')
 	rx=$(echo "$out" | sed -n 's/.* received=\([0-9]*\).*/\1/p')
-	check_eq "cp $f: one READ_PLUS per MiB" 8 "$rp"
+	# the all-hole file: the first reply (alone: the mount has not seen
+	# READ_PLUS work yet) says the hole runs to the end of the file
+	if [ "$f" = hole ]; then
+		check_eq "cp $f: one READ_PLUS for the whole hole" 1 "$rp"
+	else
+		check_eq "cp $f: one READ_PLUS per MiB" 8 "$rp"
+	fi
 	case $f in
 	data) lim=$(((8 << 20) + 65536)) ;;
 	hole) lim=65536 ;;

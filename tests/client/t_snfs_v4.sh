@@ -158,8 +158,23 @@ rm -f "$EXP/allhole"
 check_no_sanitizer_reports "snfsd"
 snfsd_stop
 
-# ---- hostile NFSv4 replies ----
+# ---- a server without READ_PLUS and COPY: READ, and read/write ----
 FPORT=$(free_port)
+python3 "$ROOT/tests/client/fake_server4.py" "$FPORT" noplus >"$T_DIR/fake.out" &
+FAKEPID=$!
+for i in $(seq 50); do grep -q listening "$T_DIR/fake.out" && break; sleep 0.1; done
+SNFS_TEST_FAKE_NOPLUS="nfs://127.0.0.1/export/d?version=4.2&nfsport=$FPORT&timeout=10" "$V4TEST" | sed "s/^\(not \)\{0,1\}ok - /&fake noplus: /"
+st=$("$SNFS" --stats cat "nfs://127.0.0.1/export/d/f?version=4.2&nfsport=$FPORT&timeout=10&rsize=65536" 2>&1 >"$T_DIR/noplus.out")
+check_eq "fake noplus: snfs cat gets the file by READ" \
+	"$(python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 7 + i // 4096) & 255 for i in range(300 << 10)))' | sha256sum)" \
+	"$(sha256sum <"$T_DIR/noplus.out")"
+check_eq "fake noplus: snfs cat: one READ_PLUS refused, then a READ per 64 KiB" "read=5 read_plus=1" \
+	"$(echo "$st" | grep -o ' read_plus=[0-9]*\| read=[0-9]*' | tr -d ' ' | sort | paste -sd' ')"
+kill "$FAKEPID" 2>/dev/null
+wait "$FAKEPID" 2>/dev/null
+FAKEPID=
+
+# ---- hostile NFSv4 replies ----
 for mode in random body truncated huge frag; do
 	for seed in 1 2 3; do
 		python3 "$ROOT/tests/client/fake_server4.py" "$FPORT" "$mode" "$seed" >"$T_DIR/fake.out" &

@@ -381,9 +381,18 @@ static void test_live(const char *url, const char *dir)
 	       hole_seen ? "hole segments" : "data only (no READ_PLUS)");
 	struct pieces_check pc = {.want = (const uint8_t *)big,
 	                          .len = 2u << 20};
-	ssize_t pn = snfs_read_pieces(f, 0, 2u << 20, pieces_cb, &pc, &eof);
-	CHECK(pn == (2 << 20) && pc.ok && pc.pos == (2u << 20) && pc.calls > 1,
+	snfs_stats_reset(c);
+	ssize_t pn = snfs_read_pieces(f, 0, 16u << 20, pieces_cb, &pc, &eof);
+	snfs_stats(c, &st);
+	CHECK(pn == (2 << 20) && eof && pc.ok && pc.pos == (2u << 20) &&
+	          pc.calls > 1,
 	      "live: read_pieces covers the file in order, data intact");
+	/* 2 MiB of 1 MiB calls, the second one eof: a window of calls
+	 * past the end once followed it (regression) */
+	CHECK(reads(&st) == 2 || (st.calls[SNFS_OP_READ_PLUS] == 1 &&
+	                          st.calls[SNFS_OP_READ] == 2),
+	      "live: read_pieces past the end of a file of whole rsizes: "
+	      "a call per rsize");
 	CHECK(snfs_read_pieces(f, 0, 2u << 20, pieces_stop, &pc, &eof) ==
 	          -ECANCELED,
 	      "live: read_pieces ends with the callback's error");
@@ -507,9 +516,129 @@ static void test_live(const char *url, const char *dir)
 	CHECK(snfs_umount(c) == 0, "live: umount");
 }
 
+/* ---- a server without READ_PLUS and COPY (fake_server4.py noplus) ---- */
+
+#define FAKE_LEN (300u << 10)
+
+static void fake_pattern(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 7 + i / 4096) & 0xff);
+}
+
+static void test_fake_noplus(const char *url)
+{
+	char u[1024];
+	struct snfs_ctx *c;
+	struct snfs_file *f, *g;
+	struct snfs_stats st;
+	uint8_t *want = malloc(FAKE_LEN), *got = malloc(FAKE_LEN);
+	bool eof;
+
+	fake_pattern(want, FAKE_LEN);
+	if (snfs_mount(url, NULL, &c) < 0) {
+		printf("not ok - noplus: mount %s: %s\n", url,
+		       snfs_last_error());
+		test_failures++;
+		free(want);
+		free(got);
+		return;
+	}
+	CHECK(snfs_get_version(c) == SNFS_V42, "noplus: mounted over 4.2");
+	CHECK(snfs_open(c, "f", O_RDONLY, 0, &f) == 0, "noplus: open f");
+	snfs_stats_reset(c);
+	CHECK(snfs_pread(f, got, 65536, 0) == 65536 &&
+	          !memcmp(got, want, 65536),
+	      "noplus: pread gets the data");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ_PLUS] == 1 && st.calls[SNFS_OP_READ] == 1,
+	      "noplus: one READ_PLUS refused, then READ");
+	CHECK(snfs_pread(f, got, 65536, 128u << 10) == 65536 &&
+	          !memcmp(got, want + (128u << 10), 65536),
+	      "noplus: a second pread");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ_PLUS] == 1 && st.calls[SNFS_OP_READ] == 2,
+	      "noplus: later reads go straight to READ");
+	struct pieces_check pc = {.want = want, .len = FAKE_LEN};
+	CHECK(snfs_read_pieces(f, 0, FAKE_LEN + 4096, pieces_cb, &pc, &eof) ==
+	              (ssize_t)FAKE_LEN &&
+	          eof && pc.ok && pc.pos == FAKE_LEN,
+	      "noplus: read_pieces by READ, content right");
+	struct snfs_segment segs[8];
+	size_t ns = 0;
+	CHECK(snfs_read_segments(f, got, FAKE_LEN, 0, segs, 8, &ns, &eof) ==
+	              (ssize_t)FAKE_LEN &&
+	          ns == 1 && !segs[0].hole && !memcmp(got, want, FAKE_LEN),
+	      "noplus: read_segments: one data segment");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_READ_PLUS] == 1,
+	      "noplus: READ_PLUS was asked once in all");
+	CHECK(snfs_seek_data(f, 0) == -EOPNOTSUPP,
+	      "noplus: SEEK refused: EOPNOTSUPP");
+
+	/* snfs_copy: COPY refused, so read and write */
+	CHECK(snfs_open(c, "g", O_RDWR | O_CREAT | O_TRUNC, 0644, &g) == 0,
+	      "noplus: create g");
+	snfs_stats_reset(c);
+	CHECK(snfs_copy(f, 0, g, 0, FAKE_LEN) == (int64_t)FAKE_LEN,
+	      "noplus: copy f to g");
+	CHECK(snfs_close(g) == 0, "noplus: close g");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_COPY] == 1 && st.write_bytes == FAKE_LEN,
+	      "noplus: COPY refused once, the bytes read and written");
+	CHECK(snfs_open(c, "g", O_RDWR, 0, &g) == 0 &&
+	          snfs_copy(f, 0, g, 0, 4096) == 4096 && snfs_close(g) == 0,
+	      "noplus: a second copy");
+	snfs_stats(c, &st);
+	CHECK(st.calls[SNFS_OP_COPY] == 1,
+	      "noplus: no COPY asked after the refusal");
+	CHECK(snfs_open(c, "g", O_RDWR, 0, &g) == 0 &&
+	          snfs_allocate(g, 0, 4096) == -EOPNOTSUPP,
+	      "noplus: ALLOCATE refused: EOPNOTSUPP");
+	snfs_close(g);
+	snfs_close(f);
+	snfs_umount(c);
+
+	/* a fresh mount with 64 KiB reads: the first read_pieces asks one
+	 * READ_PLUS, not a window of them, and reads the rest by READ; g
+	 * holds what was copied */
+	snprintf(u, sizeof(u), "%s&rsize=65536&cache=0", url);
+	if (snfs_mount(u, NULL, &c) < 0) {
+		printf("not ok - noplus: mount %s: %s\n", u, snfs_last_error());
+		test_failures++;
+		free(want);
+		free(got);
+		return;
+	}
+	CHECK(snfs_open(c, "g", O_RDONLY, 0, &g) == 0, "noplus: open g");
+	snfs_stats_reset(c);
+	pc = (struct pieces_check){.want = want, .len = FAKE_LEN};
+	CHECK(snfs_read_pieces(g, 0, FAKE_LEN + 4096, pieces_cb, &pc, &eof) ==
+	              (ssize_t)FAKE_LEN &&
+	          pc.ok && pc.pos == FAKE_LEN,
+	      "noplus: the copy has every byte");
+	snfs_stats(c, &st);
+	printf("# noplus: read_pieces of 300 KiB, rsize 64 KiB: %llu "
+	       "READ_PLUS, %llu READ\n",
+	       (unsigned long long)st.calls[SNFS_OP_READ_PLUS],
+	       (unsigned long long)st.calls[SNFS_OP_READ]);
+	CHECK(st.calls[SNFS_OP_READ_PLUS] == 1 &&
+	          st.calls[SNFS_OP_READ] == (FAKE_LEN + 65535) / 65536,
+	      "noplus: one READ_PLUS probe, then a READ per 64 KiB");
+	snfs_close(g);
+	snfs_umount(c);
+	free(want);
+	free(got);
+}
+
 int main(void)
 {
 	const char *url = getenv("SNFS_TEST_URL");
+	const char *fake = getenv("SNFS_TEST_FAKE_NOPLUS");
+	if (fake) {
+		test_fake_noplus(fake);
+		TEST_EXIT();
+	}
 	if (url) {
 		test_live(url, getenv("SNFS_TEST_DIR"));
 		TEST_EXIT();
