@@ -586,10 +586,16 @@ static int space_op(struct snfs_file *f, uint64_t off, uint64_t len, bool alloc)
 	int rc = pc_flush(f->pf, true);
 	if (rc == 0)
 		rc = op(f->c, f, off, len);
-	if (rc == 0 && !alloc) { /* the cached bytes there are stale now */
+	/* DEALLOCATE leaves the cached bytes there stale; ALLOCATE past the
+	 * end makes the file longer (RFC 7862 section 15.1.3), which reads
+	 * of the new range must see. Take the server's size and attributes
+	 * as after any change made on the server. */
+	if (rc == 0) {
 		struct snfs_stat st;
 		if (f->c->ops->getattr(f->c, &f->pf->fh, &st) == 0) {
+			pthread_mutex_lock(&f->pf->lock);
 			f->pf->have_validator = false;
+			pthread_mutex_unlock(&f->pf->lock);
 			pc_file_validate(f->pf, &st);
 		}
 	}

@@ -280,6 +280,152 @@ static void test_long_hole(struct snfs_ctx *c)
 	free(want);
 }
 
+static bool is_server(const char *prefix)
+{
+	const char *server = getenv("SNFS_TEST_SERVER");
+	return server && !strncmp(server, prefix, strlen(prefix));
+}
+
+static bool write_file(struct snfs_ctx *c, const char *name, const void *buf,
+                       size_t len)
+{
+	struct snfs_file *f;
+	if (snfs_open(c, name, O_RDWR | O_CREAT | O_TRUNC, 0644, &f) < 0)
+		return false;
+	bool ok = snfs_pwrite(f, buf, len, 0) == (ssize_t)len;
+	return snfs_close(f) == 0 && ok;
+}
+
+static bool export_has(const char *dir, const char *name, const void *want,
+                       size_t len)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *fp = fopen(p, "rb");
+	if (!fp)
+		return false;
+	uint8_t *got = malloc(len + 1);
+	bool same =
+	    got && fread(got, 1, len + 1, fp) == len && !memcmp(got, want, len);
+	free(got);
+	fclose(fp);
+	return same;
+}
+
+/* snfs_copy of 4 MiB between two files of one mount: on NFSv4.2 a
+ * server-side COPY, no byte of it through the client; elsewhere (4.1, or
+ * a server that answers COPY with NOTSUPP) read and written. */
+static void test_copy(struct snfs_ctx *c, const char *dir, bool v42)
+{
+	const size_t len = 4u << 20;
+	uint8_t *src = malloc(len), *got = malloc(len);
+	struct snfs_file *f, *g;
+	struct snfs_stats st;
+
+	for (size_t i = 0; i < len; i++)
+		src[i] = (uint8_t)(i * 31 + i / 4096);
+	CHECK(write_file(c, "cpsrc", src, len), "copy: a 4 MiB source");
+	CHECK(snfs_open(c, "cpsrc", O_RDONLY, 0, &f) == 0 &&
+	          snfs_open(c, "cpdst", O_RDWR | O_CREAT | O_TRUNC, 0644, &g) ==
+	              0,
+	      "copy: open both ends");
+	snfs_stats_reset(c);
+	int64_t n = snfs_copy(f, 0, g, 0, len);
+	snfs_close(f);
+	CHECK(n == (int64_t)len && snfs_close(g) == 0, "copy: 4 MiB copied");
+	snfs_stats(c, &st);
+	bool refused = nfs4_st(c)->no_copy;
+	printf("# copy of 4 MiB: %llu COPY, %llu READ(_PLUS), %llu WRITE, "
+	       "%llu bytes read, %llu written%s\n",
+	       (unsigned long long)st.calls[SNFS_OP_COPY],
+	       (unsigned long long)reads(&st),
+	       (unsigned long long)st.calls[SNFS_OP_WRITE],
+	       (unsigned long long)st.read_bytes,
+	       (unsigned long long)st.write_bytes,
+	       refused ? " (the server has no COPY)" : "");
+	if (v42 && !refused) {
+		CHECK(st.calls[SNFS_OP_COPY] >= 1 &&
+		          st.calls[SNFS_OP_WRITE] == 0 && reads(&st) == 0 &&
+		          st.read_bytes == 0 && st.write_bytes == 0,
+		      "copy: server-side COPY, no READ or WRITE of the data");
+	} else {
+		CHECK(st.calls[SNFS_OP_COPY] == (v42 ? 1u : 0u) &&
+		          st.write_bytes >= len,
+		      v42 ? "copy: COPY refused once, then read and written"
+		          : "copy: no COPY on 4.1: read and written");
+	}
+	if (is_server("snfsd") && v42)
+		CHECK(!refused, "copy: snfsd offers COPY");
+	if (dir)
+		CHECK(export_has(dir, "cpdst", src, len),
+		      "copy: the export's target has every byte");
+	CHECK(snfs_open(c, "cpdst", O_RDONLY, 0, &g) == 0 &&
+	          snfs_pread(g, got, len, 0) == (ssize_t)len &&
+	          !memcmp(got, src, len),
+	      "copy: the target reads back through libsnfs");
+	snfs_close(g);
+	snfs_unlink(c, "cpsrc");
+	snfs_unlink(c, "cpdst");
+	free(src);
+	free(got);
+}
+
+/* ALLOCATE: blocks on the export, inside the file and past its end (the
+ * file grows, and libsnfs reads the new range as zeros). */
+static void test_allocate(struct snfs_ctx *c, const char *dir)
+{
+	struct snfs_file *f;
+	struct snfs_stat fs;
+	struct stat a, b;
+	char p[4096], data[4096], out[65536];
+
+	memset(data, 'q', sizeof(data));
+	snprintf(p, sizeof(p), "%s/alloc", dir);
+	CHECK(snfs_open(c, "alloc", O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ==
+	              0 &&
+	          snfs_pwrite(f, data, sizeof(data), 0) ==
+	              (ssize_t)sizeof(data) &&
+	          snfs_ftruncate(f, 1u << 20) == 0 && snfs_fsync(f) == 0,
+	      "allocate: 4 KiB of data in a 1 MiB file");
+	CHECK(stat(p, &a) == 0 && a.st_size == (1 << 20),
+	      "allocate: the export's file is 1 MiB");
+	CHECK(snfs_allocate(f, 256u << 10, 256u << 10) == 0,
+	      "allocate: 256 KiB inside the hole");
+	CHECK(stat(p, &b) == 0 && b.st_size == (1 << 20) &&
+	          (b.st_blocks - a.st_blocks) * 512 >= (256 << 10),
+	      "allocate: the export's file has 256 KiB more blocks, same "
+	      "size");
+	printf("# allocate: %lld -> %lld blocks of 512\n",
+	       (long long)a.st_blocks, (long long)b.st_blocks);
+	/* an allocated, unwritten range: data to SEEK where the export's
+	 * file system says so (ext4 and xfs report it as a hole) */
+	int fd = open(p, O_RDONLY);
+	off_t local = fd >= 0 ? lseek(fd, 4096, SEEK_DATA) : -1;
+	int64_t remote = snfs_seek_data(f, 4096);
+	CHECK((local < 0 && remote == -ENXIO) || remote == (int64_t)local,
+	      "allocate: SEEK_DATA after it agrees with the export's lseek");
+	printf("# allocate: SEEK_DATA from 4096 after ALLOCATE: %lld (export "
+	       "lseek %lld)\n",
+	       (long long)remote, (long long)local);
+	if (fd >= 0)
+		close(fd);
+	CHECK(snfs_allocate(f, 1u << 20, 1u << 20) == 0,
+	      "allocate: 1 MiB past the end");
+	CHECK(stat(p, &b) == 0 && b.st_size == (2 << 20),
+	      "allocate: the export's file grew to 2 MiB");
+	CHECK(snfs_fstat(f, &fs) == 0 && fs.size == (2u << 20),
+	      "allocate: fstat says 2 MiB");
+	memset(out, 'x', sizeof(out));
+	CHECK(snfs_pread(f, out, sizeof(out), (3u << 20) / 2) ==
+	              (ssize_t)sizeof(out) &&
+	          out[0] == 0 && out[sizeof(out) - 1] == 0,
+	      "allocate: the range past the old end reads as zeros");
+	CHECK(snfs_pread(f, out, 100, 0) == 100 && out[0] == 'q',
+	      "allocate: the data before it is intact");
+	snfs_close(f);
+	snfs_unlink(c, "alloc");
+}
+
 static void test_live(const char *url, const char *dir)
 {
 	struct snfs_ctx *c;
@@ -420,11 +566,16 @@ static void test_live(const char *url, const char *dir)
 	} else {
 		CHECK(snfs_seek_data(f, 0) == -EOPNOTSUPP,
 		      "live: no SEEK on 4.1");
+		CHECK(snfs_allocate(f, 0, 4096) == -EOPNOTSUPP,
+		      "live: no ALLOCATE on 4.1");
 	}
 	snfs_close(f);
 	free(big);
 	free(rb);
 	test_long_hole(c);
+	test_copy(c, dir, v42);
+	if (v42 && dir)
+		test_allocate(c, dir);
 
 	/* COPY (server-side where offered, else read and write) */
 	CHECK(snfs_open(c, "wtr", O_RDONLY, 0, &f) == 0 &&
