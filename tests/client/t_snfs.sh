@@ -89,7 +89,7 @@ suite() {
 	check "$n: rm -r removed the tree" test ! -e "$dir/t-$n"
 	check "$n: --help" quiet "$SNFS" --help
 	check_eq "$n: unknown command exits 1" "1" "$("$SNFS" frob 2>/dev/null; echo $?)"
-	SNFS_TEST_URL="$base?$q" "$PCTEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
+	SNFS_TEST_URL="$base?$q" SNFS_TEST_DIR="$dir" SNFS_TEST_SERVER="$n" "$PCTEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
 }
 
 # ---------------- snfsd ----------------

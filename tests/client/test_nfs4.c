@@ -13,6 +13,7 @@
 
 #include "client/nfs4.h"
 #include "client/nfs4_xdr.h"
+#include "cto.h"
 #include "test.h"
 
 /* ---- codecs ---- */
@@ -576,6 +577,7 @@ static void test_live(const char *url, const char *dir)
 	test_copy(c, dir, v42);
 	if (v42 && dir)
 		test_allocate(c, dir);
+	test_close_to_open(c, url, dir);
 
 	/* COPY (server-side where offered, else read and write) */
 	CHECK(snfs_open(c, "wtr", O_RDONLY, 0, &f) == 0 &&

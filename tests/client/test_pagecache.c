@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "client/pagecache.h"
+#include "cto.h"
 #include "test.h"
 
 #define SRV_SIZE (4u << 20)
@@ -467,7 +468,7 @@ static void test_write_vec(void)
  * tests/client/t_snfs.sh): the counters show no READ after a write of the
  * same bytes, and none after close and reopen (close-to-open keeps a cache
  * our own COMMIT validated). */
-static void test_live(const char *url)
+static void test_live(const char *url, const char *dir)
 {
 	struct snfs_ctx *c;
 	struct snfs_file *f;
@@ -512,6 +513,7 @@ static void test_live(const char *url)
 	CHECK(st.calls[SNFS_OP_READ] == 1, "live: an uncached range is READ");
 	snfs_close(f);
 	snfs_unlink(c, "wtr-file");
+	test_close_to_open(c, url, dir);
 	snfs_umount(c);
 }
 
@@ -519,7 +521,7 @@ int main(void)
 {
 	const char *url = getenv("SNFS_TEST_URL");
 	if (url) {
-		test_live(url);
+		test_live(url, getenv("SNFS_TEST_DIR"));
 		TEST_EXIT();
 	}
 	test_rset();
