@@ -8,6 +8,7 @@
 # numbers (READ_PLUS on 4.2 against READ on 4.1) as comments.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/snfs_checks.sh"
 SNFS=${SNFS:-$ROOT/build/asan/snfs}
 SNFS_FAST=${SNFS_FAST:-$ROOT/build/snfs}
 [ -x "$SNFS_FAST" ] || SNFS_FAST=$SNFS
@@ -119,19 +120,33 @@ listing() {
 			"$SNFS_FAST" -q cp "$T_DIR/small" "$base/big-$n/zz-$i?$q" 2>/dev/null
 			[ $i -ge 3 ] && "$SNFS_FAST" rm "$base/big-$n/zz-$((i - 3))?$q" 2>/dev/null
 			i=$((i + 1))
+			echo "$i" >>"$T_DIR/churn.log"
 		done
 	) &
 	BGPID=$!
 	sleep 0.5
-	"$SNFS" ls -f "$base/big-$n?$q&readdir-buffer=32768" >"$T_DIR/listing" 2>"$T_DIR/listing.err"
+	local before after
+	before=$(wc -l <"$T_DIR/churn.log" 2>/dev/null || echo 0)
+	"$SNFS" --stats ls -f "$base/big-$n?$q&readdir-buffer=32768" >"$T_DIR/listing" 2>"$T_DIR/listing.err"
 	rc=$?
+	after=$(wc -l <"$T_DIR/churn.log" 2>/dev/null || echo 0)
 	kill "$BGPID" 2>/dev/null
 	wait "$BGPID" 2>/dev/null
 	BGPID=
 	check_eq "$n: listing under churn exits 0" 0 "$rc"
 	check_eq "$n: under churn each of $NENTRIES entries exactly once" "$NENTRIES" "$(grep '^f' "$T_DIR/listing" | sort -u | wc -l)"
 	check_eq "$n: under churn no entry twice" "" "$(sort "$T_DIR/listing" | uniq -d | head -3)"
-	rm -rf "$dir/big-$n"
+	# whether the other client's changes fall between two READDIRs of
+	# the listing is luck; the paused listing below makes sure of one
+	echo "# $n: under churn: $((after - before)) changes of the other client while ls ran; $(grep -o '\breaddir=[0-9]*\|readdir_resumes=[0-9]*\|readdir_restarts=[0-9]*' "$T_DIR/listing.err" | tr '\n' ' ')"
+	rm -f "$dir/big-$n"/zz-*
+	paused_listing "$n" "$base/big-$n?$q&readdir-buffer=32768" "$dir/big-$n"
+	# snfsd answers the old verifier with NOT_SAME; the listing must
+	# have recovered (resumed with the new one, or started over)
+	case $n in
+	snfsd*) check "$n: the paused listing recovered from NOT_SAME (counters: $PAUSED_RECOVERIES)" test "$PAUSED_RECOVERIES" -ge 1 ;;
+	esac
+	rm -rf "$dir/big-$n" "$T_DIR/churn.log"
 }
 
 # ---------------- snfsd ----------------

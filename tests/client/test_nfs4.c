@@ -427,6 +427,70 @@ static void test_allocate(struct snfs_ctx *c, const char *dir)
 	snfs_unlink(c, "alloc");
 }
 
+/* A listing that meets a change of the directory: snfsd answers the next
+ * READDIR with NOT_SAME; the listing goes on (counted), every entry
+ * exactly once. */
+static void test_listing_change(struct snfs_ctx *c, const char *dir)
+{
+	const int n = 2000;
+	char p[4096];
+	struct snfs_dir *d;
+	struct snfs_dirent de;
+	struct snfs_stats st;
+	int rc, got = 0, dups = 0;
+
+	snprintf(p, sizeof(p), "%s/lsd", dir);
+	bool made = mkdir(p, 0755) == 0;
+	for (int i = 0; made && i < n; i++) {
+		snprintf(p, sizeof(p), "%s/lsd/e%05d", dir, i);
+		int fd = open(p, O_WRONLY | O_CREAT, 0644);
+		made = fd >= 0 && close(fd) == 0;
+	}
+	CHECK(made, "listing: 2,000 files on the export");
+	char *seen = calloc((size_t)n, 1);
+	uint32_t dirbuf = c->dirbuf;
+	c->dirbuf = 4096; /* many replies */
+	snfs_stats_reset(c);
+	CHECK(snfs_opendir(c, "lsd", 0, &d) == 0, "listing: opendir");
+	for (int k = 0; (rc = snfs_readdir(d, &de)) > 0; k++) {
+		int i;
+		if (sscanf(de.name, "e%05d", &i) == 1 && i >= 0 && i < n) {
+			dups += seen[i]++ != 0;
+			got++;
+		}
+		if (k == 10) { /* the directory changes mid-listing */
+			cto_sleep_tick();
+			snprintf(p, sizeof(p), "%s/lsd/new", dir);
+			int fd = open(p, O_WRONLY | O_CREAT, 0644);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	snfs_closedir(d);
+	c->dirbuf = dirbuf;
+	snfs_stats(c, &st);
+	printf("# listing with a change: %llu READDIR, %llu resumed, %llu "
+	       "restarted\n",
+	       (unsigned long long)st.calls[SNFS_OP_READDIR],
+	       (unsigned long long)st.readdir_resumes,
+	       (unsigned long long)st.readdir_restarts);
+	CHECK(rc == 0 && got == n && dups == 0,
+	      "listing: across a change, every entry exactly once");
+	if (is_server("snfsd"))
+		CHECK(st.readdir_resumes + st.readdir_restarts >= 1,
+		      "listing: snfsd refused the old verifier and the listing "
+		      "recovered (counted)");
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/lsd/e%05d", dir, i);
+		unlink(p);
+	}
+	snprintf(p, sizeof(p), "%s/lsd/new", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/lsd", dir);
+	rmdir(p);
+	free(seen);
+}
+
 static void test_live(const char *url, const char *dir)
 {
 	struct snfs_ctx *c;
@@ -577,6 +641,8 @@ static void test_live(const char *url, const char *dir)
 	test_copy(c, dir, v42);
 	if (v42 && dir)
 		test_allocate(c, dir);
+	if (dir)
+		test_listing_change(c, dir);
 	test_close_to_open(c, url, dir);
 
 	/* COPY (server-side where offered, else read and write) */
