@@ -1263,7 +1263,7 @@ static int cmd_df(int argc, char **argv)
 
 static void help(void)
 {
-	printf("Usage: %s [--stats] COMMAND [OPTION]... ARG...\n"
+	printf("Usage: %s [--stats] [-q] COMMAND [OPTION]... ARG...\n"
 	       "NFS without a mount. URLs: "
 	       "nfs://host[:port]/export/"
 	       "path?version=3|4.1|4.2&uid=&gid=&rsize=&wsize=\n"
@@ -1283,6 +1283,7 @@ static void help(void)
 	       "%s\n"
 	       "Options:\n"
 	       "  --stats   print RPC counters to standard error at the end\n"
+	       "  -q        quiet: no progress bar\n"
 	       "  --help    this help\n\n"
 	       "Exit status: 0 on success, 1 on failure (ls: 2 when an operand "
 	       "cannot be accessed).\n",

@@ -1,9 +1,13 @@
 #!/bin/bash
 # libsnfs and the snfs command over NFSv3, against snfsd and nfs-ganesha:
-# copies both ways (checksums, hole maps), every command, write-then-read
-# without READ, a 200,000-entry listing while another client changes the
-# directory, UNSTABLE writes across a SIGKILL of the server, and hostile
-# replies from a fake server (the ASan build must fail cleanly).
+# copies both ways (checksums, hole maps), every command (the hole figures
+# of a known layout, df against the export's file system, the progress
+# bar on a terminal, --help and the man page), uid=/gid=/rsize=/wsize=,
+# write-then-read without READ, close-to-open against changes made
+# elsewhere, a 200,000-entry listing while another client changes the
+# directory (and its READDIR count, also over NFSv4.2), UNSTABLE writes
+# across a SIGKILL of the server, and hostile replies from a fake server
+# (the ASan build must fail cleanly).
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/snfs_checks.sh"
@@ -35,6 +39,8 @@ truncate -s 20M "$SP"
 dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
+make_layout "$T_DIR/local/layout"
+head -c $((1 << 20)) /dev/urandom >"$T_DIR/local/mib"
 
 quiet() { "$@" >/dev/null; }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
@@ -91,7 +97,42 @@ suite() {
 	check "$n: --help" quiet "$SNFS" --help
 	check_eq "$n: unknown command exits 1" "1" "$("$SNFS" frob 2>/dev/null; echo $?)"
 	SNFS_TEST_URL="$base?$q" SNFS_TEST_DIR="$dir" SNFS_TEST_SERVER="$n" "$PCTEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
+	commands "$n" "$base" "$q" "$dir"
 }
+
+# commands NAME BASEURL QUERY EXPORTDIR: the figures the commands print
+# and what the URL's options do, in a directory of their own.
+commands() {
+	local n=$1 base=$2 q=$3 dir=$4
+	local u="$base/c-$n"
+	check "$n: mkdir for the command checks" "$SNFS" mkdir "$u?$q"
+	check "$n: cp local->nfs (known layout)" "$SNFS" -q cp "$T_DIR/local/layout" "$u/layout?$q"
+	check_holes_exact "$n: nfs (zero-block scan)" "$u/layout?$q"
+	check_holes_exact "$n: the export's file" "$dir/c-$n/layout"
+	check_df "$n" "$u?$q" "$dir"
+	check_io_sizes "$n" "$u/mib" "$q" "$T_DIR/local/mib"
+	check_progress "$n" "$u/progress?$q" "$T_DIR/local/rand"
+	check_owner "$n" "$base" "$q" "$dir"
+	check "$n: rm the command check directory" "$SNFS" rm -r "$u?$q"
+}
+
+# ---- the command's own texts ----
+check_holes_exact "local file" "$T_DIR/local/layout"
+cmds=$(grep -o '{"[a-z]*", \(snfs_\)\{0,1\}cmd_[a-z]*}' "$ROOT/src/tools/snfs.c" | cut -d'"' -f2)
+check "the command table lists cp ... bench" test "$(echo "$cmds" | wc -w)" -ge 10
+help=$("$SNFS" --help)
+man=$(MANWIDTH=200 man -l "$ROOT/doc/snfs.1" 2>/dev/null)
+for c in $cmds; do
+	case "$help" in *"
+  $c "*) ok "--help mentions $c" ;; *) notok "--help does not mention $c" ;; esac
+	if echo "$man" | grep -Eq "^       $c( |$)"; then ok "the man page describes $c"; else notok "the man page does not describe $c"; fi
+done
+for o in --stats -q --help; do
+	if echo "$help" | grep -q -- "^  $o "; then ok "--help mentions $o"; else notok "--help does not mention $o"; fi
+done
+check_eq "the man page renders without warnings (groff -ww)" "" "$(groff -ww -z -man "$ROOT/doc/snfs.1" 2>&1)"
+check_eq "the man page renders without warnings (man --warnings)" "" \
+	"$(MANWIDTH=80 man --warnings -l "$ROOT/doc/snfs.1" 2>&1 >/dev/null)"
 
 # ---------------- snfsd ----------------
 if [ "${SKIP_SNFSD:-0}" != 1 ]; then

@@ -1,11 +1,15 @@
 #!/bin/bash
 # libsnfs and the snfs command over NFSv4.1 and NFSv4.2, against snfsd and
 # nfs-ganesha: every command, copies both ways (checksums; hole maps where
-# the server has SEEK), READ_PLUS keeping holes NFS->local, write-then-read
-# without READ, a 20,000-entry listing (each entry once, also while another
-# client changes the directory), and hostile NFSv4 replies from a fake
-# server (the ASan build must fail cleanly). Prints the 1 GiB sparse-file
-# numbers (READ_PLUS on 4.2 against READ on 4.1) as comments.
+# the server has SEEK; the hole figures of a known layout), READ_PLUS
+# keeping holes NFS->local, write-then-read without READ, COPY, ALLOCATE,
+# close-to-open, uid=/gid=/rsize=/wsize=, df against the export's file
+# system, a 20,000-entry listing (each entry once, also while another
+# client changes the directory, and then recovering from NOT_SAME), a
+# server without READ_PLUS and COPY (fake_server4.py noplus: READ and
+# read/write instead), and hostile NFSv4 replies from a fake server (the
+# ASan build must fail cleanly). Prints the 1 GiB sparse-file numbers
+# (READ_PLUS on 4.2 against READ on 4.1) as comments.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/snfs_checks.sh"
@@ -36,6 +40,8 @@ truncate -s 20M "$SP"
 dd if=/dev/urandom of="$SP" bs=4096 seek=10 count=3 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=1M seek=5 count=2 conv=notrunc status=none
 dd if=/dev/urandom of="$SP" bs=4096 seek=3000 count=1 conv=notrunc status=none
+make_layout "$T_DIR/local/layout"
+head -c $((1 << 20)) /dev/urandom >"$T_DIR/local/mib"
 
 quiet() { "$@" >/dev/null; }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
@@ -87,6 +93,7 @@ suite() {
 	out=$("$SNFS" stat "$u/sparse?$q" | grep -o 'Size: [0-9]*')
 	check_eq "$n: stat" "Size: 20971520" "$out"
 	check "$n: df" quiet "$SNFS" df "$u?$q"
+	check_df "$n" "$u?$q" "$dir"
 	check "$n: mv" "$SNFS" mv "$u/sub/rand2?$q" "$u/moved?$q"
 	[ -f "$dir/t-$n/moved" ] && [ ! -e "$dir/t-$n/sub/rand2" ]
 	check "$n: mv renamed on the server" test $? = 0
@@ -98,6 +105,12 @@ suite() {
 	check_eq "$n: rm of a directory without -r fails" "1" "$("$SNFS" rm "$u/sub?$q" 2>/dev/null; echo $?)"
 	check "$n: rm -r" "$SNFS" rm -r "$u?$q"
 	check "$n: rm -r removed the tree" test ! -e "$dir/t-$n"
+	check "$n: mkdir for the command checks" "$SNFS" mkdir "$base/c-$n?$q"
+	check "$n: cp local->nfs (known layout)" "$SNFS" -q cp "$T_DIR/local/layout" "$base/c-$n/layout?$q"
+	check_holes_exact "$n: nfs ($([ "$seek" = 1 ] && echo SEEK || echo zero-block scan))" "$base/c-$n/layout?$q"
+	check_io_sizes "$n" "$base/c-$n/mib" "$q" "$T_DIR/local/mib"
+	check_owner "$n" "$base" "$q" "$dir"
+	check "$n: rm the command check directory" "$SNFS" rm -r "$base/c-$n?$q"
 	check "$n: mkdir for the library tests" "$SNFS" mkdir "$base/lib-$n?$q"
 	SNFS_TEST_URL="$base/lib-$n?$q" SNFS_TEST_DIR="$dir/lib-$n" SNFS_TEST_SERVER="$n" "$V4TEST" | sed "s/^\(not \)\{0,1\}ok - /&$n: /"
 	check "$n: rm the library test directory" "$SNFS" rm -r "$base/lib-$n?$q"
