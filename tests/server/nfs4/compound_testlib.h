@@ -12,12 +12,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
+#include "stream.h"
 #include "xdr/xdr.h"
 
 static struct snfsd S;
@@ -93,16 +95,19 @@ static inline void op_getattr(struct cbuf *b, uint32_t w0, uint32_t w1)
 	xdr_put_u32(&b->x, w1);
 }
 
-/* PUTROOTFH and LOOKUP of every component of path. */
-static inline void op_walk(struct cbuf *b, const char *path)
+/* PUTROOTFH and LOOKUP of every component of path; returns how many
+ * LOOKUPs. */
+static inline uint32_t op_walk(struct cbuf *b, const char *path)
 {
 	char tmp[256], *save, *comp;
+	uint32_t n = 0;
 
 	op(b, OP4_PUTROOTFH);
 	snprintf(tmp, sizeof(tmp), "%s", path);
 	for (comp = strtok_r(tmp, "/", &save); comp;
-	     comp = strtok_r(NULL, "/", &save))
+	     comp = strtok_r(NULL, "/", &save), n++)
 		op_name(b, OP4_LOOKUP, comp);
+	return n;
 }
 
 struct reply {
@@ -111,9 +116,11 @@ struct reply {
 	int stat;          /* accept_stat, or -1 for no reply */
 	uint32_t status;   /* COMPOUND status */
 	uint32_t nres;
+	uint8_t *stream; /* the sent bytes, when the reply has file parts */
 };
 
-/* Replies may take file parts, as the TCP transport's do. */
+/* Replies may take file parts, as the TCP transport's do; res then reads
+ * the reply as the transport sends it (the parts' bytes in place). */
 static bool allow_files;
 
 static inline void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
@@ -148,6 +155,8 @@ static inline void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
 		rec.len -= xdr_pad(alen);
 	}
 	xdr_out_free(&rep->buf);
+	free(rep->stream);
+	rep->stream = NULL;
 	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
 	if (allow_files)
 		xdr_out_allow_file(&rep->buf);
@@ -157,7 +166,12 @@ static inline void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
 	if (rpc_service_handle(S.svc, rec.buf, rec.len,
 	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
 	                       NULL, &rep->buf) == 0) {
-		xdr_in_init(&in, rep->buf.buf, rep->buf.len);
+		if (rep->buf.nparts)
+			rep->stream = reply_stream_of(&rep->buf);
+		if (rep->stream)
+			xdr_in_init(&in, rep->stream, xdr_out_size(&rep->buf));
+		else
+			xdr_in_init(&in, rep->buf.buf, rep->buf.len);
 		xdr_get_u32(&in, &v);
 		xdr_get_u32(&in, &v);
 		xdr_get_u32(&in, &v);
@@ -208,6 +222,19 @@ static inline uint32_t res_next(struct reply *rep, uint32_t expect_op)
 static inline void rep_free(struct reply *rep)
 {
 	xdr_out_free(&rep->buf);
+	free(rep->stream);
+	rep->stream = NULL;
+}
+
+/* c_send without the reply: the COMPOUND's status, or 0xbad without a
+ * proper reply. */
+static inline uint32_t c_status(struct cbuf *b)
+{
+	struct reply rep = {0};
+	uint32_t st = c_send(b, &rep);
+
+	rep_free(&rep);
+	return st;
 }
 
 #endif

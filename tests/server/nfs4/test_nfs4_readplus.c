@@ -5,7 +5,6 @@
  *   rp0  readplus_min_hole=0      every hole a HOLE segment
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
  *   rpdz detect_zeroes            allocated zero blocks sent as holes */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -15,7 +14,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
-#include "stream.h"
+#include "compound_testlib.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
 #include "server/programs.h"
@@ -25,123 +24,11 @@
 #define FSIZE (1u << 20) /* the test files; plus a tail for some */
 #define MAXSEG 4096
 
-static struct snfsd S;
 static char base[64];
-static uint32_t next_xid = 1;
 static uint8_t sessionid[16];
 static uint32_t slot_seq;
 
 /* ---- COMPOUND plumbing ---- */
-
-struct cbuf {
-	struct xdr_out x;
-	uint32_t nops;
-	size_t nops_pos;
-};
-
-static void c_begin(struct cbuf *b, uint32_t minor)
-{
-	xdr_out_init(&b->x, 4096, 8u << 20);
-	xdr_put_string(&b->x, "rp");
-	xdr_put_u32(&b->x, minor);
-	b->nops_pos = b->x.len;
-	xdr_put_u32(&b->x, 0);
-	b->nops = 0;
-}
-
-static void op(struct cbuf *b, uint32_t opnum)
-{
-	xdr_put_u32(&b->x, opnum);
-	b->nops++;
-	xdr_patch_u32(&b->x, b->nops_pos, b->nops);
-}
-
-struct reply {
-	struct xdr_out buf;
-	struct xdr_in res;
-	uint32_t status;
-	uint8_t *stream; /* the sent bytes, when the reply had file parts */
-};
-
-/* Replies may take file parts (data sent in place), as on TCP. */
-static bool inplace;
-
-/* The reply as the transport sends it. */
-static const uint8_t *reply_stream(struct reply *rep)
-{
-	free(rep->stream);
-	rep->stream = NULL;
-	if (rep->buf.nparts == 0)
-		return rep->buf.buf;
-	rep->stream = reply_stream_of(&rep->buf);
-	return rep->stream ? rep->stream : rep->buf.buf;
-}
-
-/* Send a COMPOUND; the reply's results follow in rep->res. Returns the
- * COMPOUND status (0xbad when there was no proper reply). */
-static uint32_t c_send(struct cbuf *b, struct reply *rep)
-{
-	struct sockaddr_in peer = {.sin_family = AF_INET,
-	                           .sin_port = htons(800)};
-	struct xdr_out rec;
-	struct xdr_in in;
-	uint32_t v, vlen, stat = 1;
-	const uint8_t *tag;
-
-	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	xdr_out_init(&rec, 4096, 16u << 20);
-	xdr_put_u32(&rec, next_xid++);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 2);
-	xdr_put_u32(&rec, NFS_PROGRAM);
-	xdr_put_u32(&rec, 4);
-	xdr_put_u32(&rec, 1);
-	xdr_put_u32(&rec, RPC_AUTH_SYS);
-	xdr_put_u32(&rec, 24);
-	xdr_put_u32(&rec, 0);
-	xdr_put_string(&rec, "test");
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, RPC_AUTH_NONE);
-	xdr_put_u32(&rec, 0);
-	memcpy(xdr_put_reserve(&rec, b->x.len), b->x.buf, b->x.len);
-	xdr_out_free(&b->x);
-	xdr_out_free(&rep->buf);
-	xdr_out_init(&rep->buf, 4096, RPC_DEFAULT_MAX_RECORD + 4);
-	if (inplace)
-		xdr_out_allow_file(&rep->buf);
-	rep->status = 0xbad;
-	if (rpc_service_handle(S.svc, rec.buf, rec.len,
-	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
-	                       NULL, &rep->buf) == 0) {
-		xdr_in_init(&in, reply_stream(rep), xdr_out_size(&rep->buf));
-		for (int i = 0; i < 4; i++)
-			xdr_get_u32(&in, &v);
-		xdr_get_u32(&in, &vlen);
-		xdr_skip(&in, vlen);
-		xdr_get_u32(&in, &stat);
-		if (stat == 0 && xdr_get_u32(&in, &rep->status) &&
-		    xdr_get_opaque_ref(&in, &tag, &vlen, 1024) &&
-		    xdr_get_u32(&in, &v) && !in.err)
-			rep->res = in;
-		else
-			rep->status = 0xbad;
-	}
-	xdr_out_free(&rec);
-	return rep->status;
-}
-
-/* The next result's status, checking it belongs to op expect. */
-static uint32_t res_next(struct reply *rep, uint32_t expect)
-{
-	uint32_t opnum = 0, st = 0xbad;
-
-	if (!xdr_get_u32(&rep->res, &opnum) || !xdr_get_u32(&rep->res, &st) ||
-	    opnum != expect)
-		return 0xbad;
-	return st;
-}
 
 static void put_chan(struct xdr_out *x, uint32_t maxresp)
 {
@@ -189,15 +76,14 @@ static uint32_t make_session(void)
 			xdr_get_fixed(&rep.res, sessionid, 16);
 		}
 	}
-	xdr_out_free(&rep.buf);
+	rep_free(&rep);
 	return st;
 }
 
-/* SEQUENCE, then PUTROOTFH and a LOOKUP per component of path. */
-static void begin_on(struct cbuf *b, const char *path)
+/* SEQUENCE, then PUTROOTFH and a LOOKUP per component of path; returns
+ * how many LOOKUPs. */
+static uint32_t begin_on(struct cbuf *b, const char *path)
 {
-	char tmp[256], *save, *comp;
-
 	c_begin(b, 2);
 	op(b, OP4_SEQUENCE);
 	xdr_put_fixed(&b->x, sessionid, 16);
@@ -205,20 +91,14 @@ static void begin_on(struct cbuf *b, const char *path)
 	xdr_put_u32(&b->x, 0);
 	xdr_put_u32(&b->x, 0);
 	xdr_put_bool(&b->x, false);
-	op(b, OP4_PUTROOTFH);
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (comp = strtok_r(tmp, "/", &save); comp;
-	     comp = strtok_r(NULL, "/", &save)) {
-		op(b, OP4_LOOKUP);
-		xdr_put_string(&b->x, comp);
-	}
+	return op_walk(b, path);
 }
 
-/* Skip the results of begin_on's ops; false if one failed. */
-static bool skip_prefix(struct reply *rep, const char *path)
+/* Skip the results of begin_on's ops (nlook LOOKUPs); false if one
+ * failed. */
+static bool skip_prefix(struct reply *rep, uint32_t nlook)
 {
 	uint32_t v;
-	int n = 0;
 
 	if (res_next(rep, OP4_SEQUENCE) != 0 || !xdr_skip(&rep->res, 16))
 		return false;
@@ -226,9 +106,7 @@ static bool skip_prefix(struct reply *rep, const char *path)
 		xdr_get_u32(&rep->res, &v);
 	if (res_next(rep, OP4_PUTROOTFH) != 0)
 		return false;
-	for (const char *p = path; *p; p++)
-		n += *p == '/' && p[1] && p[1] != '/';
-	for (int i = 0; i < n; i++)
+	for (uint32_t i = 0; i < nlook; i++)
 		if (res_next(rep, OP4_LOOKUP) != 0)
 			return false;
 	return true;
@@ -262,13 +140,12 @@ static uint32_t read_plus(const char *dir, const char *name, uint64_t off,
                           uint32_t count, struct rp_reply *r)
 {
 	struct cbuf b;
-	uint32_t st, type, len;
+	uint32_t st, type, len, nlook;
 
 	memset(&r->rep.res, 0, sizeof(r->rep.res));
 	r->n = 0;
-	begin_on(&b, dir);
-	op(&b, OP4_LOOKUP);
-	xdr_put_string(&b.x, name);
+	nlook = begin_on(&b, dir);
+	op_name(&b, OP4_LOOKUP, name);
 	op(&b, OP4_READ_PLUS);
 	put_anon_stateid(&b.x);
 	xdr_put_u64(&b.x, off);
@@ -276,7 +153,7 @@ static uint32_t read_plus(const char *dir, const char *name, uint64_t off,
 	st = c_send(&b, &r->rep);
 	if (st != 0)
 		return st;
-	if (!skip_prefix(&r->rep, dir) || res_next(&r->rep, OP4_LOOKUP) ||
+	if (!skip_prefix(&r->rep, nlook) || res_next(&r->rep, OP4_LOOKUP) ||
 	    res_next(&r->rep, OP4_READ_PLUS))
 		return 0xbad;
 	if (!xdr_get_bool(&r->rep.res, &r->eof) ||
@@ -412,7 +289,7 @@ struct verdict {
 	uint64_t wire;     /* reply bytes */
 	uint32_t rpcs, segs;
 	uint32_t past;  /* holes reported past the range asked for */
-	uint32_t parts; /* DATA segments sent in place (inplace) */
+	uint32_t parts; /* DATA segments sent in place (allow_files) */
 };
 
 /* Read all of f through READ_PLUS in count-byte calls and judge it against
@@ -499,9 +376,7 @@ static struct verdict read_all(const char *dir, const char *name,
 		v.ok = false;
 	if (v.big_data)
 		v.exact = false;
-	xdr_out_free(&r.rep.buf);
-	free(r.rep.stream);
-	r.rep.stream = NULL;
+	rep_free(&r.rep);
 	return v;
 }
 
@@ -536,7 +411,7 @@ static void test_every_hole_inplace(void)
 	const uint32_t want_parts[] = {1, 0, 0, 1, 1};
 	char msg[160];
 
-	inplace = true;
+	allow_files = true;
 	for (size_t i = 0; i < 5; i++) {
 		const struct shape *sh = NULL;
 		static struct file f;
@@ -562,7 +437,7 @@ static void test_every_hole_inplace(void)
 		      msg);
 		free(f.content);
 	}
-	inplace = false;
+	allow_files = false;
 }
 
 static void test_every_hole(void)
@@ -673,22 +548,21 @@ static uint32_t seek(const char *dir, const char *name, uint64_t off, bool data,
 {
 	struct reply rep = {0};
 	struct cbuf b;
-	uint32_t st;
+	uint32_t st, nlook;
 
-	begin_on(&b, dir);
-	op(&b, OP4_LOOKUP);
-	xdr_put_string(&b.x, name);
+	nlook = begin_on(&b, dir);
+	op_name(&b, OP4_LOOKUP, name);
 	op(&b, OP4_SEEK);
 	put_anon_stateid(&b.x);
 	xdr_put_u64(&b.x, off);
 	xdr_put_u32(&b.x, data ? 0 : 1);
 	st = c_send(&b, &rep);
 	if (st == 0 &&
-	    (!skip_prefix(&rep, dir) || res_next(&rep, OP4_LOOKUP) ||
+	    (!skip_prefix(&rep, nlook) || res_next(&rep, OP4_LOOKUP) ||
 	     res_next(&rep, OP4_SEEK) || !xdr_get_bool(&rep.res, eof) ||
 	     !xdr_get_u64(&rep.res, found)))
 		st = 0xbad;
-	xdr_out_free(&rep.buf);
+	rep_free(&rep);
 	return st;
 }
 
@@ -752,30 +626,7 @@ static int setup(void)
 		printf("# exports_load: %s\n", err);
 		return rc;
 	}
-	pthread_mutex_init(&S.exports_lock, NULL);
-	pthread_mutex_init(&S.mounts_lock, NULL);
-	S.exports = t;
-	for (int i = 0; i < 16; i++)
-		S.fh_key[i] = (uint8_t)(i * 3 + 7);
-	memcpy(S.write_verf, "VERF4242", 8);
-	S.boot_time_ns = 1;
-	S.cfg.state_dir = base;
-	S.svc = rpc_service_new(&S);
-	if (!S.svc)
-		return -ENOMEM;
-	return programs_register(S.svc);
-}
-
-static void teardown(void)
-{
-	char cmd[200];
-
-	rpc_service_free(S.svc);
-	nfs4_server_free(S.nfs4);
-	exports_release(S.exports);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", base);
+	return testsrv_start(t, base);
 }
 
 static void test_options(void)
@@ -819,6 +670,6 @@ int main(void)
 	test_detect_zeroes();
 	test_seek();
 	test_options();
-	teardown();
+	testsrv_stop(base);
 	TEST_EXIT();
 }

@@ -3,7 +3,6 @@
  * minor version (errors, ILLEGAL, ops not run after a failure), the error
  * line of a failed op (its name, status and handle, not the COMPOUND's),
  * and both renderings through the control socket's control_render(). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
+#include "compound_testlib.h"
 #include "rpc/stats.h"
 #include "server/control.h"
 #include "server/exports.h"
@@ -20,40 +20,7 @@
 #include "server/snfsd.h"
 #include "util/log.h"
 
-static struct snfsd S;
 static char base[64], expdir[96];
-static uint32_t next_xid = 1;
-
-/* ---- compound encoding ---- */
-
-struct cbuf {
-	struct xdr_out x;
-	uint32_t nops;
-	size_t nops_pos;
-};
-
-static void c_begin(struct cbuf *b, uint32_t minor)
-{
-	xdr_out_init(&b->x, 4096, 1u << 20);
-	xdr_put_string(&b->x, "stats");
-	xdr_put_u32(&b->x, minor);
-	b->nops_pos = b->x.len;
-	xdr_put_u32(&b->x, 0);
-	b->nops = 0;
-}
-
-static void op(struct cbuf *b, uint32_t opnum)
-{
-	xdr_put_u32(&b->x, opnum);
-	b->nops++;
-	xdr_patch_u32(&b->x, b->nops_pos, b->nops);
-}
-
-static void op_name(struct cbuf *b, uint32_t opnum, const char *name)
-{
-	op(b, opnum);
-	xdr_put_string(&b->x, name);
-}
 
 static void op_putfh(struct cbuf *b, const uint8_t *fh, uint32_t len)
 {
@@ -68,74 +35,13 @@ static void op_getattr_type(struct cbuf *b)
 	xdr_put_u32(&b->x, 1u << FA4_TYPE);
 }
 
-/* PUTROOTFH and a LOOKUP of every component of path; returns how many
- * LOOKUPs. */
-static int op_walk(struct cbuf *b, const char *path)
-{
-	char tmp[256], *save, *comp;
-	int n = 0;
-
-	op(b, OP4_PUTROOTFH);
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (comp = strtok_r(tmp, "/", &save); comp;
-	     comp = strtok_r(NULL, "/", &save), n++)
-		op_name(b, OP4_LOOKUP, comp);
-	return n;
-}
-
-/* Send the COMPOUND (AUTH_SYS uid 0 from 127.0.0.1:800); its status, or
- * 0xbad without a reply. */
-static uint32_t c_send(struct cbuf *b)
-{
-	struct sockaddr_in peer = {.sin_family = AF_INET,
-	                           .sin_port = htons(800)};
-	struct xdr_out rec, rep;
-	struct xdr_in in;
-	uint32_t v, st = 0xbad;
-
-	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	xdr_out_init(&rec, 4096, 2u << 20);
-	xdr_put_u32(&rec, next_xid++);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 2);
-	xdr_put_u32(&rec, NFS_PROGRAM);
-	xdr_put_u32(&rec, 4);
-	xdr_put_u32(&rec, 1);
-	xdr_put_u32(&rec, RPC_AUTH_SYS);
-	xdr_put_u32(&rec, 24);
-	xdr_put_u32(&rec, 0);
-	xdr_put_string(&rec, "test");
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, 0);
-	xdr_put_u32(&rec, RPC_AUTH_NONE);
-	xdr_put_u32(&rec, 0);
-	memcpy(xdr_put_reserve(&rec, b->x.len), b->x.buf, b->x.len);
-	rec.len -= xdr_pad(b->x.len);
-	xdr_out_init(&rep, 4096, RPC_DEFAULT_MAX_RECORD + 4);
-	if (rpc_service_handle(S.svc, rec.buf, rec.len,
-	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
-	                       NULL, &rep) == 0) {
-		/* xid, REPLY, MSG_ACCEPTED, verifier (AUTH_NONE, empty),
-		 * then accept_stat and the COMPOUND status */
-		xdr_in_init(&in, rep.buf, rep.len);
-		for (int i = 0; i < 5; i++)
-			xdr_get_u32(&in, &v);
-		if (xdr_get_u32(&in, &v) && v == 0)
-			xdr_get_u32(&in, &st);
-	}
-	xdr_out_free(&rec);
-	xdr_out_free(&rep);
-	xdr_out_free(&b->x);
-	return st;
-}
-
 /* ---- setup ---- */
 
 static int setup(void)
 {
 	const char *specs[1];
 	char spec[160], err[256];
+	struct export_table *t;
 
 	snprintf(base, sizeof(base), "/tmp/snfs-nfs4st-XXXXXX");
 	if (!mkdtemp(base))
@@ -144,34 +50,12 @@ static int setup(void)
 	mkdir(expdir, 0755);
 	snprintf(spec, sizeof(spec), "%s:rw,insecure,no_root_squash", expdir);
 	specs[0] = spec;
-	if (exports_load(NULL, specs, 1, &S.exports, err, sizeof(err))) {
+	if (exports_load(NULL, specs, 1, &t, err, sizeof(err))) {
 		printf("# exports_load: %s\n", err);
 		return -EINVAL;
 	}
-	pthread_mutex_init(&S.exports_lock, NULL);
-	pthread_mutex_init(&S.mounts_lock, NULL);
-	for (int i = 0; i < 16; i++)
-		S.fh_key[i] = (uint8_t)(i * 7 + 3);
-	memcpy(S.write_verf, "VERFSTAT", 8);
-	S.boot_time_ns = 1;
-	S.cfg.state_dir = base;
 	S.cfg.listen_addr = "127.0.0.1";
-	S.svc = rpc_service_new(&S);
-	if (!S.svc)
-		return -ENOMEM;
-	return programs_register(S.svc);
-}
-
-static void teardown(void)
-{
-	char cmd[200];
-
-	rpc_service_free(S.svc);
-	nfs4_server_free(S.nfs4);
-	exports_release(S.exports);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		printf("# cleanup of %s failed\n", base);
+	return testsrv_start(t, base);
 }
 
 /* ---- reading the counters ---- */
@@ -250,12 +134,12 @@ static void test_counts(void)
 	struct opcount comp = compound_count();
 	uint64_t total;
 	struct cbuf b;
-	int nlook;
+	uint32_t nlook;
 
 	c_begin(&b, 0);
 	op(&b, OP4_PUTROOTFH);
 	op_getattr_type(&b);
-	CHECK(c_send(&b) == NFS4_OK, "4.0 PUTROOTFH, GETATTR: OK");
+	CHECK(c_status(&b) == NFS4_OK, "4.0 PUTROOTFH, GETATTR: OK");
 	CHECK(grew(root0, count_of(0, OP4_PUTROOTFH), 1, 0) &&
 	          grew(attr0, count_of(0, OP4_GETATTR), 1, 0),
 	      "each op of a good COMPOUND counted once, no error");
@@ -265,8 +149,8 @@ static void test_counts(void)
 	op(&b, OP4_GETFH);
 	op_name(&b, OP4_LOOKUP, "missing");
 	op_getattr_type(&b);
-	CHECK(c_send(&b) == NFS4ERR_NOENT, "LOOKUP of a missing name: NOENT");
-	CHECK(grew(look0, count_of(0, OP4_LOOKUP), (uint64_t)nlook + 1, 1),
+	CHECK(c_status(&b) == NFS4ERR_NOENT, "LOOKUP of a missing name: NOENT");
+	CHECK(grew(look0, count_of(0, OP4_LOOKUP), nlook + 1, 1),
 	      "LOOKUPs counted, the failed one as an error");
 	CHECK(grew(getfh0, count_of(0, OP4_GETFH), 1, 0), "GETFH counted");
 	CHECK(grew(attr0, count_of(0, OP4_GETATTR), 1, 0),
@@ -274,10 +158,11 @@ static void test_counts(void)
 
 	c_begin(&b, 0);
 	op(&b, 99);
-	CHECK(c_send(&b) == NFS4ERR_OP_ILLEGAL, "op 99: OP_ILLEGAL");
+	CHECK(c_status(&b) == NFS4ERR_OP_ILLEGAL, "op 99: OP_ILLEGAL");
 	c_begin(&b, 0);
 	op(&b, OP4_SEQUENCE);
-	CHECK(c_send(&b) == NFS4ERR_OP_ILLEGAL, "SEQUENCE in 4.0: OP_ILLEGAL");
+	CHECK(c_status(&b) == NFS4ERR_OP_ILLEGAL,
+	      "SEQUENCE in 4.0: OP_ILLEGAL");
 	CHECK(grew(ill0, count_of(0, OP4_ILLEGAL), 2, 2),
 	      "unknown op and 4.1 op in 4.0 counted as ILLEGAL errors");
 	CHECK(count_of(0, OP4_SEQUENCE).calls == 0,
@@ -285,20 +170,21 @@ static void test_counts(void)
 
 	c_begin(&b, 0);
 	op(&b, OP4_GETFH);
-	CHECK(c_send(&b) == NFS4ERR_NOFILEHANDLE, "GETFH alone: NOFILEHANDLE");
+	CHECK(c_status(&b) == NFS4ERR_NOFILEHANDLE,
+	      "GETFH alone: NOFILEHANDLE");
 	CHECK(grew(getfh0, count_of(0, OP4_GETFH), 2, 1),
 	      "a refusal by the COMPOUND loop counts as the op's error");
 
 	c_begin(&b, 1);
 	op(&b, OP4_PUTROOTFH);
-	CHECK(c_send(&b) == NFS4ERR_OP_NOT_IN_SESSION,
+	CHECK(c_status(&b) == NFS4ERR_OP_NOT_IN_SESSION,
 	      "4.1 without SEQUENCE: OP_NOT_IN_SESSION");
 	c_begin(&b, 2);
 	op(&b, OP4_PUTROOTFH);
-	c_send(&b);
+	c_status(&b);
 	c_begin(&b, 2);
 	op(&b, OP4_PUTROOTFH);
-	c_send(&b);
+	c_status(&b);
 	CHECK(grew(root1, count_of(1, OP4_PUTROOTFH), 1, 1) &&
 	          grew(root2, count_of(2, OP4_PUTROOTFH), 2, 2) &&
 	          grew(root0, count_of(0, OP4_PUTROOTFH), 2, 0),
@@ -307,7 +193,7 @@ static void test_counts(void)
 	total = ops_total();
 	c_begin(&b, 3);
 	op(&b, OP4_PUTROOTFH);
-	CHECK(c_send(&b) == NFS4ERR_MINOR_VERS_MISMATCH,
+	CHECK(c_status(&b) == NFS4ERR_MINOR_VERS_MISMATCH,
 	      "minor 3: MINOR_VERS_MISMATCH");
 	CHECK(ops_total() == total, "a COMPOUND refused whole runs no op");
 	CHECK(grew(comp, compound_count(), 9, 8),
@@ -352,17 +238,17 @@ static void failing_ops(void)
 	c_begin(&b, 0); /* LOOKUP in the export's root */
 	op_putfh(&b, root_fh.data, root_fh.len);
 	op_name(&b, OP4_LOOKUP, "nothere");
-	c_send(&b);
+	c_status(&b);
 	c_begin(&b, 0); /* the second PUTFH's handle, not the first's */
 	op_putfh(&b, root_fh.data, root_fh.len);
 	op_putfh(&b, bad_fh.data, bad_fh.len);
-	c_send(&b);
+	c_status(&b);
 	c_begin(&b, 0);
 	op(&b, OP4_GETFH);
-	c_send(&b);
+	c_status(&b);
 	c_begin(&b, 2);
 	op(&b, 99);
-	c_send(&b);
+	c_status(&b);
 }
 
 static void test_error_lines(void)
@@ -413,7 +299,7 @@ static void minor_mismatch(void)
 
 	c_begin(&b, 7);
 	op(&b, OP4_PUTROOTFH);
-	c_send(&b);
+	c_status(&b);
 }
 
 static void test_compound_line(void)
@@ -499,6 +385,6 @@ int main(void)
 	test_error_lines();
 	test_compound_line();
 	test_renderings();
-	teardown();
+	testsrv_stop(base);
 	TEST_EXIT();
 }
