@@ -927,7 +927,7 @@ static uint32_t delegreturn40(const char *name, const struct nfs4_stateid *s)
 static void test_delegreturn(void)
 {
 	struct client40 cl;
-	struct nfs4_stateid s, forged;
+	struct nfs4_stateid s = {0}, forged;
 	struct open_res r;
 	struct reply rep = {0};
 	struct open_spec o = spec41("dr41", "dr", T_UNCHECKED4);
