@@ -459,11 +459,15 @@ uint32_t nfs4_op_write(struct nfs4_compound *c)
 	enum bk_stable committed = BK_UNSTABLE;
 	ssize_t n;
 
+	/* The data<> opaque has no bound in the XDR: one that runs past the
+	 * request is BADXDR, one that is all there but longer than the
+	 * maxwrite we tell (attr.c) is an argument we refuse: INVAL, with
+	 * nothing written (RFC 8881 15.1.1.4, 18.32). */
 	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u32(c->args, &stable) ||
-	    !xdr_get_opaque_ref(c->args, &p, &len, 2 * NFS4_MAXIO))
+	    !xdr_get_opaque_ref(c->args, &p, &len, UINT32_MAX))
 		return NFS4ERR_BADXDR;
-	if (stable > BK_FILE_SYNC)
+	if (stable > BK_FILE_SYNC || len > NFS4_MAXIO)
 		return NFS4ERR_INVAL;
 	if (len > UINT64_MAX - off)
 		return NFS4ERR_INVAL;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
+#include "../file_testlib.h"
 #include "server/exports.h"
 #include "server/fh.h"
 #include "server/nfs3/nfs3_xdr.h"
@@ -1044,7 +1045,8 @@ static void test_data_sync(void)
  * sizes are checked against READ and WRITE, too. */
 static void test_fsinfo(void)
 {
-	static uint8_t big[(1u << 20) + 1], back[1u << 20];
+	static uint8_t big[(1u << 20) + 1], other[(1u << 20) + 1],
+	    back[1u << 20];
 	struct xdr_out a = args_new();
 	struct reply rep = {0};
 	uint32_t rtmax = 0, rtpref = 0, rtmult = 0, wtmax = 0, wtpref = 0,
@@ -1087,16 +1089,35 @@ static void test_fsinfo(void)
 	      "FSINFO: properties LINK, SYMLINK, HOMOGENEOUS, CANSETTIME");
 
 	/* The sizes hold: a wtmax WRITE is taken whole, one byte more is
-	 * refused (INVAL), an rtmax READ gives all it asked; past
-	 * maxfilesize is FBIG. */
-	for (size_t i = 0; i < sizeof(big); i++)
+	 * refused (INVAL) with nothing written (not even a short write of
+	 * wtmax), an opaque cut off by the end of the call is GARBAGE_ARGS,
+	 * an rtmax READ gives all it asked; past maxfilesize is FBIG. */
+	for (size_t i = 0; i < sizeof(big); i++) {
 		big[i] = (uint8_t)(i * 13 + 5);
+		other[i] = (uint8_t)(i * 5 + 1);
+	}
 	CHECK(create(&root, "fsinfo_io", 0, &f) == NFS3_OK &&
 	          write_how(&f, big, wtmax, 0, &n, &c, verf) == NFS3_OK &&
 	          n == wtmax,
 	      "WRITE of wtmax bytes: all written");
-	CHECK(write_how(&f, big, wtmax + 1, 0, &n, &c, verf) == NFS3ERR_INVAL,
+	CHECK(file_holds(rwdir, "fsinfo_io", big, wtmax),
+	      "WRITE of wtmax bytes: the file holds them");
+	xdr_out_truncate(&a, 0);
+	put_fh(&a, &f);
+	xdr_put_u64(&a, 0);
+	xdr_put_u32(&a, wtmax + 1);
+	xdr_put_u32(&a, 0);
+	xdr_put_u32(&a, wtmax + 1);
+	xdr_put_fixed(&a, other, 8);
+	call(NFSPROC3_WRITE, &a, &rep);
+	CHECK(rep.stat == RPC_GARBAGE_ARGS,
+	      "WRITE whose data says wtmax + 1 bytes, 8 there: GARBAGE_ARGS");
+	CHECK(file_holds(rwdir, "fsinfo_io", big, wtmax),
+	      "WRITE of cut-off data: nothing written");
+	CHECK(write_how(&f, other, wtmax + 1, 0, &n, &c, verf) == NFS3ERR_INVAL,
 	      "WRITE of wtmax + 1 bytes: INVAL");
+	CHECK(file_holds(rwdir, "fsinfo_io", big, wtmax),
+	      "WRITE of wtmax + 1 bytes: the file keeps its size and bytes");
 	xdr_out_truncate(&a, 0);
 	put_fh(&a, &f);
 	xdr_put_u64(&a, 0);

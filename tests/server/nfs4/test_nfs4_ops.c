@@ -4,9 +4,9 @@
  * NVERIFY, PUTPUBFH, OPEN_DOWNGRADE, DELEGRETURN, BIND_CONN_TO_SESSION,
  * TEST_STATEID, FREE_STATEID, SECINFO, DESTROY_CLIENTID, the 4.0
  * lock-owner (RELEASE_LOCKOWNER, seqid replay), OPEN's create modes, the
- * operations a minor version lacks, root_squash, and the limits GETATTR
- * tells. Each check holds the server to a status or value of RFC 7530
- * (4.0), RFC 8881 (4.1) or RFC 7862 (4.2). */
+ * operations a minor version lacks, root_squash, the limits GETATTR
+ * tells and WRITE past maxwrite. Each check holds the server to a status
+ * or value of RFC 7530 (4.0), RFC 8881 (4.1) or RFC 7862 (4.2). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../test.h"
+#include "../file_testlib.h"
 #include "compound_testlib.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
@@ -1553,6 +1554,76 @@ static void test_getattr_limits(void)
 	rep_free(&rep);
 }
 
+/* ---- WRITE past maxwrite (RFC 8881 5.8.2, 18.32, 15.1.1.4) ---- */
+
+/* The 4.0 COMPOUND PUTROOTFH, LOOKUPs to rwdir/name, WRITE (anonymous
+ * stateid, FILE_SYNC4, offset 0) of an opaque that says len bytes but
+ * carries only have of data: WRITE's status and count out; 0xbad without
+ * a reply or without WRITE's result. */
+static uint32_t write40_len(const char *name, const uint8_t *data, uint32_t len,
+                            uint32_t have, uint32_t *count)
+{
+	struct nfs4_stateid anon = {0};
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st = 0xbad;
+
+	c_begin(&b, 0);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_WRITE);
+	nfs4_put_stateid(&b.x, &anon);
+	xdr_put_u64(&b.x, 0);
+	xdr_put_u32(&b.x, 2); /* FILE_SYNC4 */
+	xdr_put_u32(&b.x, len);
+	xdr_put_fixed(&b.x, data, have);
+	c_send(&b, &rep);
+	*count = 0;
+	if (rep.stat == 0 && rep.nres == walk_ops(rwdir) + 2) {
+		skip_to_last(&rep, false);
+		st = res_next(&rep, OP4_WRITE);
+		if (st == NFS4_OK && !xdr_get_u32(&rep.res, count))
+			st = 0xbad;
+	}
+	rep_free(&rep);
+	return st;
+}
+
+/* maxwrite is 1 MiB (test_getattr_limits): a WRITE of one byte more is
+ * NFS4ERR_INVAL and writes nothing, one of exactly maxwrite is written
+ * whole; an opaque that runs past the request is still BADXDR. */
+static void test_write_maxwrite(void)
+{
+	static uint8_t old[100], big[NFS4_MAXIO + 1];
+	uint32_t n;
+
+	for (size_t i = 0; i < sizeof(old); i++)
+		old[i] = (uint8_t)(i * 7 % 251);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13 + 5);
+	CHECK(write_file(rwdir, "wmax", sizeof(old)) &&
+	          file_holds(rwdir, "wmax", old, sizeof(old)),
+	      "WRITE past maxwrite: a 100-byte file to write over");
+	CHECK(write40_len("wmax", big, NFS4_MAXIO + 1, NFS4_MAXIO + 1, &n) ==
+	          NFS4ERR_INVAL,
+	      "WRITE of maxwrite + 1 bytes: INVAL");
+	CHECK(file_holds(rwdir, "wmax", old, sizeof(old)),
+	      "WRITE of maxwrite + 1 bytes: the file keeps its size and "
+	      "bytes");
+	write_file(rwdir, "wmax", sizeof(old)); /* each case on its own */
+	CHECK(write40_len("wmax", big, 0xffffffff, 8, &n) == NFS4ERR_BADXDR,
+	      "WRITE whose opaque says 0xffffffff bytes, 8 there: BADXDR");
+	CHECK(write40_len("wmax", big, NFS4_MAXIO + 1, 8, &n) == NFS4ERR_BADXDR,
+	      "WRITE whose opaque says maxwrite + 1 bytes, 8 there: BADXDR");
+	CHECK(file_holds(rwdir, "wmax", old, sizeof(old)),
+	      "WRITE of a cut-off opaque: nothing written");
+	CHECK(write40_len("wmax", big, NFS4_MAXIO, NFS4_MAXIO, &n) == NFS4_OK &&
+	          n == NFS4_MAXIO,
+	      "WRITE of exactly maxwrite bytes: OK, all of them");
+	CHECK(file_holds(rwdir, "wmax", big, NFS4_MAXIO),
+	      "WRITE of exactly maxwrite bytes: the file holds them");
+}
+
 static void test_getattr_exclcreat(void)
 {
 	uint32_t bm[3] = {0}, got[3], sup[3] = {0}, ex[3] = {0};
@@ -1680,6 +1751,7 @@ int main(void)
 	test_missing_ops();
 	test_root_squash();
 	test_getattr_limits();
+	test_write_maxwrite();
 	test_getattr_exclcreat();
 	test_mounted_on_fileid();
 	testsrv_stop(base);
