@@ -42,6 +42,10 @@ struct nfs4_owner {
 	bool confirmed; /* 4.0 open-owner */
 	uint8_t *reply; /* 4.0: the last reply, for a retransmission */
 	size_t reply_len;
+	/* 4.0 open-owner whose last seqid-bearing request was a CLOSE: the
+	 * open it closed, kept for a retransmission of that CLOSE until the
+	 * owner's next seqid goes on (stateid.c, RFC 7530 9.1.7). */
+	struct nfs4_stid *closed;
 };
 
 /* A byte range [start, end] (inclusive) held by a lock stateid. */
@@ -66,6 +70,9 @@ struct nfs4_stid {
 	uint32_t access, deny;     /* open */
 	struct nfs4_stid *open;    /* lock: the open it came from */
 	struct nfs4_range *ranges; /* lock */
+	/* A 4.0 open closed, its owner's ->closed: only in stid_hash, on
+	 * neither list, good for nothing but a replay of its CLOSE. */
+	bool closed;
 };
 
 struct nfs4_file {
@@ -74,6 +81,7 @@ struct nfs4_file {
 	uint32_t fsid;
 	struct bk_handle bh;
 	struct nfs4_stid *stids;
+	uint32_t nclosed; /* closed stateids kept on it (not in stids) */
 };
 
 struct nfs4_client {
@@ -128,7 +136,8 @@ uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid,
                         struct nfs4_client **out);
 uint64_t nfs4_new_id(struct nfs4_server *st);
 bool nfs4_grace_locked(struct nfs4_server *st);
-/* stateid.c: drop every open and lock of a client. */
+/* stateid.c: drop every open and lock of a client, and the closed
+ * opens its owners keep for replay. */
 void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl);
 /* Whether a client holds any open or lock. */
 bool nfs4_client_has_state(const struct nfs4_server *st,

@@ -5,7 +5,13 @@
  *
  * A stateid's "other" is the server's boot epoch and a unique id, so one
  * from a previous instance is recognised as stale. Locks are kept here,
- * per lock stateid, and enforced between NFSv4 clients. */
+ * per lock stateid, and enforced between NFSv4 clients.
+ *
+ * A 4.0 CLOSE is answered again, from its owner's saved reply, when it
+ * is retransmitted (RFC 7530 9.1.7): the retransmission names the open
+ * just closed, so that open is not freed but kept as its owner's
+ * ->closed, in the stateid table only, until the owner's next seqid
+ * goes on, the owner goes or its client does. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,9 @@ enum { SHARE_READ = 1, SHARE_WRITE = 2 };
 
 /* ---- owners ---- */
 
+static void owner_drop_closed(struct nfs4_server *st, struct nfs4_owner *o);
+
+/* The owner's closed open, if any, must be dropped first. */
 void nfs4_owner_free(struct nfs4_owner *o)
 {
 	free(o->data);
@@ -70,13 +79,14 @@ static struct nfs4_owner *owner_new(struct nfs4_server *st,
 	return o;
 }
 
-static void owner_unlink(struct nfs4_owner *o)
+static void owner_unlink(struct nfs4_server *st, struct nfs4_owner *o)
 {
 	for (struct nfs4_owner **pp = &o->cl->owners; *pp; pp = &(*pp)->next)
 		if (*pp == o) {
 			*pp = o->next;
 			break;
 		}
+	owner_drop_closed(st, o);
 	nfs4_owner_free(o);
 }
 
@@ -101,7 +111,9 @@ void nfs4_owner_save_reply(struct nfs4_server *st, uint64_t owner_id,
 
 /* 4.0 seqid rules (RFC 7530 9.1.7): the next seqid goes on; the last one
  * again is a retransmission, answered with the saved reply; anything
- * else is BAD_SEQID. 4.1 has sessions for this and ignores seqids. */
+ * else is BAD_SEQID. 4.1 has sessions for this and ignores seqids. Once
+ * the seqid goes on, the saved reply is no longer a CLOSE's: the open
+ * that CLOSE closed is dropped. */
 static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
                             uint32_t seqid)
 {
@@ -114,6 +126,7 @@ static uint32_t seqid_check(struct nfs4_compound *c, struct nfs4_owner *o,
 	}
 	if (seqid != o->seqid + 1)
 		return NFS4ERR_BAD_SEQID;
+	owner_drop_closed(c->st, o);
 	o->seqid = seqid;
 	c->replay_owner = o->id;
 	c->replay_owner_set = true;
@@ -170,7 +183,7 @@ static void file_put(struct nfs4_server *st, struct nfs4_file *f)
 {
 	struct nfs4_file **pp;
 
-	if (f->stids)
+	if (f->stids || f->nclosed)
 		return;
 	if (f->prev)
 		f->prev->next = f->next;
@@ -231,25 +244,36 @@ static void ranges_free(struct nfs4_range *r)
 	}
 }
 
-static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
+/* Take a stateid off the list of all and its file's: what share
+ * reservations, locks and a client's state are made of. */
+static void stid_unlist(struct nfs4_server *st, struct nfs4_stid *s)
 {
-	struct nfs4_file *f = s->file;
-
 	if (s->prev)
 		s->prev->next = s->next;
 	else
 		st->stids = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+	for (struct nfs4_stid **pp = &s->file->stids; *pp; pp = &(*pp)->fnext)
+		if (*pp == s) {
+			*pp = s->fnext;
+			break;
+		}
+}
+
+static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
+{
+	struct nfs4_file *f = s->file;
+
+	if (s->closed)
+		f->nclosed--;
+	else
+		stid_unlist(st, s);
 	for (struct nfs4_stid **pp = &st->stid_hash[s->id & (NFS4_HASH - 1)];
 	     *pp; pp = &(*pp)->hnext)
 		if (*pp == s) {
 			*pp = s->hnext;
-			break;
-		}
-	for (struct nfs4_stid **pp = &f->stids; *pp; pp = &(*pp)->fnext)
-		if (*pp == s) {
-			*pp = s->fnext;
 			break;
 		}
 	ranges_free(s->ranges);
@@ -257,8 +281,7 @@ static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 	file_put(st, f);
 }
 
-/* An open goes with the lock stateids made from it. */
-static void open_free(struct nfs4_server *st, struct nfs4_stid *open)
+static void open_locks_free(struct nfs4_server *st, struct nfs4_stid *open)
 {
 	struct nfs4_stid *s, *n;
 
@@ -267,13 +290,49 @@ static void open_free(struct nfs4_server *st, struct nfs4_stid *open)
 		if (s->lock && s->open == open)
 			stid_free(st, s);
 	}
+}
+
+/* An open goes with the lock stateids made from it. */
+static void open_free(struct nfs4_server *st, struct nfs4_stid *open)
+{
+	open_locks_free(st, open);
 	stid_free(st, open);
+}
+
+/* A 4.0 CLOSE: the open's share reservation and locks go, but its
+ * stateid stays findable, as its owner's ->closed, so that a
+ * retransmission of the CLOSE is told apart from a stateid never given
+ * and gets the saved reply (RFC 7530 9.1.7; knfsd keeps the same, its
+ * oo_last_closed_stid). One per owner: the owner's next seqid drops it
+ * (seqid_check), as do its end and its client's. */
+static void open_close40(struct nfs4_server *st, struct nfs4_stid *open)
+{
+	struct nfs4_owner *o = open->owner;
+
+	open_locks_free(st, open);
+	owner_drop_closed(st, o);
+	stid_unlist(st, open);
+	open->closed = true;
+	open->file->nclosed++;
+	o->closed = open;
+}
+
+static void owner_drop_closed(struct nfs4_server *st, struct nfs4_owner *o)
+{
+	struct nfs4_stid *s = o->closed;
+
+	if (s) {
+		o->closed = NULL;
+		stid_free(st, s);
+	}
 }
 
 void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl)
 {
 	struct nfs4_stid *s, *n;
 
+	for (struct nfs4_owner *o = cl->owners; o; o = o->next)
+		owner_drop_closed(st, o);
 	for (s = st->stids; s; s = n) {
 		n = s->next;
 		if (s->cl == cl && s->lock)
@@ -315,10 +374,11 @@ static bool sid_anonymous(const struct nfs4_stateid *s)
 
 /* Find a stateid by its "other", whatever its seqid: one of another
  * instance is stale (bad in 4.1), an unknown one bad, and in 4.1 one is
- * only good with its own client's session. */
-static uint32_t stid_find(struct nfs4_compound *c,
-                          const struct nfs4_stateid *sid,
-                          struct nfs4_stid **out)
+ * only good with its own client's session. A 4.0 open closed is found
+ * too (stid_find leaves it out). */
+static uint32_t stid_find_any(struct nfs4_compound *c,
+                              const struct nfs4_stateid *sid,
+                              struct nfs4_stid **out)
 {
 	uint32_t epoch = (uint32_t)sid->other[0] << 24 |
 	                 (uint32_t)sid->other[1] << 16 |
@@ -343,6 +403,20 @@ static uint32_t stid_find(struct nfs4_compound *c,
 		return NFS4ERR_BAD_STATEID;
 	*out = s;
 	return NFS4_OK;
+}
+
+/* A stateid in force: a closed open is BAD_STATEID (RFC 7530 9.1.4.4:
+ * it no longer stands for any state) for READ, WRITE, SETATTR and every
+ * other op but the replay of its CLOSE. */
+static uint32_t stid_find(struct nfs4_compound *c,
+                          const struct nfs4_stateid *sid,
+                          struct nfs4_stid **out)
+{
+	uint32_t st = stid_find_any(c, sid, out);
+
+	if (!st && (*out)->closed)
+		return NFS4ERR_BAD_STATEID;
+	return st;
 }
 
 /* The seqid of a stateid found (RFC 8881 8.2.2): 0 in 4.1 means "the
@@ -378,6 +452,22 @@ static bool stid_on_cfh(const struct nfs4_compound *c,
 	       !memcmp(f->bh.data, c->cfh.bh.data, f->bh.len);
 }
 
+/* A closed open, named by a seqid-bearing op: the CLOSE that closed it
+ * sent again, with its owner's last seqid, gets the saved reply
+ * (RFC 7530 9.1.7). A new request (the next seqid) gets BAD_STATEID
+ * (9.1.4.4: it stands for no state now) and uses up no seqid; any other
+ * seqid, or the last one on another op, is BAD_SEQID (9.1.9). Either
+ * way the replay stays as it was. */
+static uint32_t closed_check(struct nfs4_compound *c, struct nfs4_owner *o,
+                             uint32_t seqid)
+{
+	if (seqid == o->seqid + 1)
+		return NFS4ERR_BAD_STATEID;
+	if (seqid != o->seqid || c->opnum != OP4_CLOSE || !o->reply)
+		return NFS4ERR_BAD_SEQID;
+	return seqid_check(c, o, seqid);
+}
+
 /* A seqid-bearing op's stateid (4.0 CLOSE, OPEN_CONFIRM, OPEN_DOWNGRADE,
  * LOCK, LOCKU). RFC 7530 9.1.7: a retransmission carries the stateid it
  * had the first time, now old, and gets the saved reply, not
@@ -387,7 +477,7 @@ static uint32_t stid_lookup_seqid(struct nfs4_compound *c,
                                   const struct nfs4_stateid *sid, bool lock,
                                   uint32_t seqid, struct nfs4_stid **out)
 {
-	uint32_t st = stid_find(c, sid, out), sq;
+	uint32_t st = stid_find_any(c, sid, out), sq;
 
 	if (st)
 		return st;
@@ -396,6 +486,8 @@ static uint32_t stid_lookup_seqid(struct nfs4_compound *c,
 	st = stid_seqid_check(c, sid, *out);
 	if (st == NFS4ERR_BAD_STATEID)
 		return st;
+	if ((*out)->closed)
+		return closed_check(c, (*out)->owner, seqid);
 	sq = seqid_check(c, (*out)->owner, seqid);
 	return sq ? sq : st;
 }
@@ -531,7 +623,7 @@ uint32_t nfs4_open_begin(struct nfs4_compound *c,
 			if (s->owner == o)
 				open_free(c->st, s);
 		}
-		owner_unlink(o);
+		owner_unlink(c->st, o);
 		o = NULL;
 	}
 	if (!o) {
@@ -686,8 +778,12 @@ uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
 		s->seqid++;
 		stid_to_wire(c->st, s, sid);
 		/* Its locks go too: the Linux client unlocks first; a
-		 * client that does not loses them rather than leaking. */
-		open_free(c->st, s);
+		 * client that does not loses them rather than leaking.
+		 * 4.1 replays from the session's slot and keeps nothing. */
+		if (c->minor == 0)
+			open_close40(c->st, s);
+		else
+			open_free(c->st, s);
 	}
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
@@ -1028,7 +1124,7 @@ uint32_t nfs4_op_release_lockowner(struct nfs4_compound *c)
 		if (s->owner == o)
 			stid_free(c->st, s);
 	}
-	owner_unlink(o);
+	owner_unlink(c->st, o);
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st;

@@ -1,8 +1,9 @@
 /* Test helper: NFSv4 state driven through compound_testlib.h: 4.0
  * clients (SETCLIENTID, OPEN, READ/WRITE, LOCK, LOCKU, CLOSE) and 4.1
  * sessions (EXCHANGE_ID, CREATE_SESSION, SEQUENCE), all on files of the
- * rw export rwdir (the suite fills it in before the first COMPOUND).
- * Include after compound_testlib.h. */
+ * rw export rwdir (the suite fills it in before the first COMPOUND),
+ * and a look into the server's stateid table. Include after
+ * compound_testlib.h. */
 #ifndef SNFS_TEST_STATE_TESTLIB_H
 #define SNFS_TEST_STATE_TESTLIB_H
 
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "compound_testlib.h"
+#include "server/nfs4/state_int.h"
 
 static char rwdir[96];
 
@@ -176,7 +178,11 @@ struct client40 {
 	uint32_t seqid; /* open-owner seqid */
 };
 
-static inline uint32_t setclientid(struct client40 *cl, const char *id)
+/* SETCLIENTID and SETCLIENTID_CONFIRM of id with the client verifier
+ * boot (8 bytes): a new one is a client that rebooted, whose confirmed
+ * record and state the confirm replaces. */
+static inline uint32_t setclientid_boot(struct client40 *cl, const char *id,
+                                        const char *boot)
 {
 	struct reply rep = {0};
 	struct cbuf b;
@@ -185,7 +191,7 @@ static inline uint32_t setclientid(struct client40 *cl, const char *id)
 
 	c_begin(&b, 0);
 	op(&b, OP4_SETCLIENTID);
-	xdr_put_fixed(&b.x, "verifier", 8);
+	xdr_put_fixed(&b.x, boot, 8);
 	xdr_put_string(&b.x, id);
 	xdr_put_u32(&b.x, 0x40000000);
 	xdr_put_string(&b.x, "tcp");
@@ -206,6 +212,11 @@ static inline uint32_t setclientid(struct client40 *cl, const char *id)
 	cl->seqid = 1;
 	rep_free(&rep);
 	return st;
+}
+
+static inline uint32_t setclientid(struct client40 *cl, const char *id)
+{
+	return setclientid_boot(cl, id, "verifier");
 }
 
 /* OPEN (create unchecked) name in the rw export; sid and the reply's
@@ -368,11 +379,12 @@ static inline uint32_t locku40(const char *name, uint32_t seqid,
 	return st;
 }
 
-/* CLOSE name's open (4.0). */
-static inline uint32_t close40(const char *name, uint32_t seqid,
-                               const struct nfs4_stateid *sid)
+/* CLOSE name's open (4.0); the reply stays in *rep, the stateid CLOSE
+ * returned goes to *out. */
+static inline uint32_t close40_rep(const char *name, uint32_t seqid,
+                                   const struct nfs4_stateid *sid,
+                                   struct reply *rep, struct nfs4_stateid *out)
 {
-	struct reply rep = {0};
 	struct cbuf b;
 	uint32_t st;
 
@@ -382,9 +394,43 @@ static inline uint32_t close40(const char *name, uint32_t seqid,
 	op(&b, OP4_CLOSE);
 	xdr_put_u32(&b.x, seqid);
 	nfs4_put_stateid(&b.x, sid);
-	st = c_send(&b, &rep);
+	st = c_send(&b, rep);
+	if (st == NFS4_OK && out) {
+		skip_to_last(rep, false);
+		res_next(rep, OP4_CLOSE);
+		nfs4_get_stateid(&rep->res, out);
+	}
+	return st;
+}
+
+static inline uint32_t close40(const char *name, uint32_t seqid,
+                               const struct nfs4_stateid *sid)
+{
+	struct reply rep = {0};
+	uint32_t st = close40_rep(name, seqid, sid, &rep, NULL);
+
 	rep_free(&rep);
 	return st;
+}
+
+/* Whether the server's stateid table holds the stateid with sid's
+ * "other" (whatever its seqid): an open or lock, or a 4.0 open closed
+ * and kept for a retransmission of its CLOSE. Looks into the server's
+ * state (state_int.h). */
+static inline bool stid_hashed(const struct nfs4_stateid *sid)
+{
+	struct nfs4_server *st = S.nfs4;
+	uint64_t id = 0;
+	bool found = false;
+
+	for (int i = 0; i < 8; i++)
+		id = id << 8 | sid->other[4 + i];
+	pthread_mutex_lock(&st->lock);
+	for (const struct nfs4_stid *s = st->stid_hash[id & (NFS4_HASH - 1)]; s;
+	     s = s->hnext)
+		found |= s->id == id;
+	pthread_mutex_unlock(&st->lock);
+	return found;
 }
 
 /* ---- 4.1 sessions ---- */

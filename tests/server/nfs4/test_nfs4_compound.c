@@ -786,20 +786,28 @@ static void test_random_compounds(void)
 }
 
 /* A client that stops renewing loses its locks after the lease (3 s
- * here); another client then gets them. */
+ * here); another client then gets them. The open it closed last, kept
+ * for a retransmission of the CLOSE, goes too. */
 static void test_lease(void)
 {
 	struct client40 a, bcl;
-	struct nfs4_stateid sa, sb, la, lb;
+	struct nfs4_stateid sa, sb, la, lb, sc;
 	struct reply rep = {0};
 	struct cbuf b;
-	uint32_t st;
+	uint32_t st, cseq;
 
 	setclientid(&a, "lease-a");
 	CHECK(open40(&a, "leased", 3, 0, &sa, &rep, 1) == NFS4_OK &&
 	          lock40(&a, "leased", true, 0, 100, &sa, &la, false) ==
 	              NFS4_OK,
 	      "lease: client a opens and locks");
+	cseq = a.seqid;
+	CHECK(open40(&a, "leased-c", 3, 0, &sc, &rep, cseq) == NFS4_OK &&
+	          close40("leased-c", cseq + 1, &sc) == NFS4_OK &&
+	          close40("leased-c", cseq + 1, &sc) == NFS4_OK &&
+	          stid_hashed(&sc),
+	      "lease: client a opens and closes another file (the CLOSE "
+	      "retransmitted is replayed, its stateid kept for that)");
 	sleep(nfs4_lease_time(S.nfs4) + 2);
 	setclientid(&bcl, "lease-b");
 	CHECK(open40(&bcl, "leased", 3, 0, &sb, &rep, 1) == NFS4_OK,
@@ -812,6 +820,10 @@ static void test_lease(void)
 	st = c_send(&b, &rep);
 	CHECK(st == NFS4ERR_EXPIRED || st == NFS4ERR_STALE_CLIENTID,
 	      "lease: RENEW of the expired client fails");
+	CHECK(!stid_hashed(&sc) &&
+	          close40("leased-c", cseq + 1, &sc) == NFS4ERR_BAD_STATEID,
+	      "lease: the closed stateid kept went with the expired client: "
+	      "its CLOSE retransmitted is BAD_STATEID");
 	rep_free(&rep);
 }
 

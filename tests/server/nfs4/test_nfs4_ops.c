@@ -3,10 +3,11 @@
  * READDIR cookies, CREATE_SESSION flags and OPEN's delegations, VERIFY,
  * NVERIFY, PUTPUBFH, OPEN_DOWNGRADE, DELEGRETURN, BIND_CONN_TO_SESSION,
  * TEST_STATEID, FREE_STATEID, SECINFO, DESTROY_CLIENTID, the 4.0
- * lock-owner (RELEASE_LOCKOWNER, seqid replay), OPEN's create modes, the
- * operations a minor version lacks, root_squash, the limits GETATTR
- * tells and WRITE past maxwrite. Each check holds the server to a status
- * or value of RFC 7530 (4.0), RFC 8881 (4.1) or RFC 7862 (4.2). */
+ * lock-owner (RELEASE_LOCKOWNER, seqid replay), the 4.0 CLOSE
+ * retransmitted, OPEN's create modes, the operations a minor version
+ * lacks, root_squash, the limits GETATTR tells and WRITE past maxwrite.
+ * Each check holds the server to a status or value of RFC 7530 (4.0),
+ * RFC 8881 (4.1) or RFC 7862 (4.2). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -1349,6 +1350,128 @@ static void test_lockowner40(void)
 	rep_free(&r2);
 }
 
+/* ---- 4.0 CLOSE retransmitted (RFC 7530 9.1.7-9.1.10, 16.2) ---- */
+
+/* A 4.1 CLOSE of name's open on slot seqid seq, kept in the slot cache
+ * (sa_cachethis); the reply stays in *rep. */
+static uint32_t close41_on_slot(const char *name, uint32_t seq,
+                                const struct nfs4_stateid *sid,
+                                struct reply *rep)
+{
+	struct nfs4_stateid any = *sid;
+	struct cbuf b;
+
+	any.seqid = 0;
+	c_begin(&b, 1);
+	op_sequence_c(&b, seq, true);
+	op_walk(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_CLOSE);
+	xdr_put_u32(&b.x, 0);
+	nfs4_put_stateid(&b.x, &any);
+	return c_send(&b, rep);
+}
+
+/* The reply to a 4.0 CLOSE can be lost and the CLOSE sent again, same
+ * seqid, same stateid (the Linux client does): the server answers it
+ * from the open-owner's saved reply (9.1.7), for which it keeps the
+ * closed stateid until the owner's next seqid-bearing request. Nothing
+ * else may use that stateid. */
+static void test_close_replay40(void)
+{
+	struct client40 cl, cl2;
+	struct nfs4_stateid so, c1, c2, s2, x, dg;
+	struct open_spec o = spec41("cr41", "cr41", T_UNCHECKED4);
+	struct reply r1 = {0}, r2 = {0};
+	struct open_res r;
+	uint32_t seq;
+	char buf[16];
+
+	CHECK(setclientid(&cl, "cr") == NFS4_OK &&
+	          open40(&cl, "cr1", 3, 0, &so, &r1, 1) == NFS4_OK &&
+	          io40("cr1", true, &so, "cr", NULL, 0) == NFS4_OK,
+	      "close replay: a 4.0 OPEN, OPEN_CONFIRM and WRITE");
+	seq = cl.seqid;
+	CHECK(close40_rep("cr1", seq, &so, &r1, &c1) == NFS4_OK &&
+	          c1.seqid == so.seqid + 1 &&
+	          !memcmp(c1.other, so.other, sizeof(so.other)),
+	      "close replay: CLOSE: OK");
+	CHECK(stid_hashed(&so),
+	      "close replay: the closed stateid is kept for a retransmission");
+	CHECK(close40_rep("cr1", seq, &so, &r2, &c2) == NFS4_OK &&
+	          same_reply(&r1, &r2) && !memcmp(&c1, &c2, sizeof(c1)),
+	      "close replay: the CLOSE retransmitted (same seqid, same "
+	      "stateid): the first reply again, OK and the same stateid");
+	CHECK(close40_rep("cr1", seq + 1, &so, &r2, &x) == NFS4ERR_BAD_STATEID,
+	      "close replay: a new CLOSE (the next seqid) of the closed "
+	      "stateid: BAD_STATEID (9.1.4.4)");
+	CHECK(close40_rep("cr1", seq + 1, &c1, &r2, &x) == NFS4ERR_BAD_STATEID,
+	      "close replay: a new CLOSE with the stateid CLOSE returned: "
+	      "BAD_STATEID");
+	CHECK(close40_rep("cr1", seq + 5, &so, &r2, &x) == NFS4ERR_BAD_SEQID,
+	      "close replay: a CLOSE of the closed stateid with a seqid out of "
+	      "order: BAD_SEQID (9.1.9)");
+	dg = so;
+	CHECK(open_downgrade40("cr1", seq + 1, &dg, 1, 0) ==
+	          NFS4ERR_BAD_STATEID,
+	      "close replay: OPEN_DOWNGRADE of the closed stateid: "
+	      "BAD_STATEID");
+	CHECK(open_downgrade40("cr1", seq, &dg, 1, 0) == NFS4ERR_BAD_SEQID,
+	      "close replay: OPEN_DOWNGRADE of the closed stateid with the "
+	      "CLOSE's seqid: BAD_SEQID (9.1.9: not the op sent first), not "
+	      "the CLOSE's reply");
+	CHECK(close40_rep("cr1", seq, &so, &r2, &c2) == NFS4_OK &&
+	          same_reply(&r1, &r2) && !memcmp(&c1, &c2, sizeof(c1)),
+	      "close replay: those errors used up no seqid (9.1.7): a "
+	      "retransmission still gets the first reply");
+	CHECK(io40("cr1", false, &so, NULL, buf, sizeof(buf)) ==
+	              NFS4ERR_BAD_STATEID &&
+	          io40("cr1", false, &c1, NULL, buf, sizeof(buf)) ==
+	              NFS4ERR_BAD_STATEID &&
+	          io40("cr1", true, &so, "xx", NULL, 0) == NFS4ERR_BAD_STATEID,
+	      "close replay: READ and WRITE with the closed stateid: "
+	      "BAD_STATEID");
+	CHECK(open40(&cl, "cr1", 3, 0, &s2, &r2, seq + 1) == NFS4_OK &&
+	          memcmp(s2.other, so.other, sizeof(so.other)),
+	      "close replay: the owner's next OPEN (the next seqid): OK, a "
+	      "new stateid");
+	CHECK(!stid_hashed(&so),
+	      "close replay: that OPEN released the closed stateid");
+	CHECK(close40_rep("cr1", seq, &so, &r2, &x) == NFS4ERR_BAD_STATEID,
+	      "close replay: the old CLOSE once more, after the OPEN: "
+	      "BAD_STATEID (9.1.10), not the OPEN's reply");
+	CHECK(io40("cr1", false, &s2, NULL, buf, sizeof(buf)) == NFS4_OK &&
+	          !strcmp(buf, "cr"),
+	      "close replay: the new open reads");
+	CHECK(close40_rep("cr1", cl.seqid, &s2, &r1, &c1) == NFS4_OK &&
+	          stid_hashed(&s2),
+	      "close replay: CLOSE of the new open, kept for a "
+	      "retransmission");
+	CHECK(setclientid_boot(&cl2, "cr", "rebooted") == NFS4_OK &&
+	          !stid_hashed(&s2),
+	      "close replay: the client reboots (a new verifier): the kept "
+	      "stateid goes with the old client's state");
+	CHECK(close40_rep("cr1", cl.seqid, &s2, &r2, &x) == NFS4ERR_BAD_STATEID,
+	      "close replay: the old client's CLOSE retransmitted after the "
+	      "reboot: BAD_STATEID");
+	CHECK(session41("cr41", NULL) == NFS4_OK && open41(&o, &r) == NFS4_OK,
+	      "close replay: a 4.1 open");
+	seq = ++slot_seq;
+	CHECK(close41_on_slot("cr41", seq, &r.sid, &r1) == NFS4_OK &&
+	          !stid_hashed(&r.sid),
+	      "close replay: a 4.1 CLOSE frees its stateid at once");
+	CHECK(close41_on_slot("cr41", seq, &r.sid, &r2) == NFS4_OK &&
+	          same_reply(&r1, &r2),
+	      "close replay: the 4.1 CLOSE retransmitted on its slot: the "
+	      "slot's cached reply");
+	CHECK(close41_on_slot("cr41", ++slot_seq, &r.sid, &r2) ==
+	          NFS4ERR_BAD_STATEID,
+	      "close replay: a new 4.1 CLOSE of the closed stateid: "
+	      "BAD_STATEID");
+	rep_free(&r1);
+	rep_free(&r2);
+}
+
 /* ---- OPEN's create modes (RFC 7530 16.16.5, RFC 8881 18.16.3) ---- */
 
 static void test_open_create_modes(void)
@@ -1747,6 +1870,7 @@ int main(void)
 	test_secinfo();
 	test_destroy_clientid();
 	test_lockowner40();
+	test_close_replay40();
 	test_open_create_modes();
 	test_missing_ops();
 	test_root_squash();
