@@ -2,11 +2,11 @@
 #include "client/nfs4_xdr.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "client/idcache.h"
 
 #define NOBODY 65534
 #define OWNER_MAX 1024
@@ -312,19 +312,12 @@ static bool get_time(struct xdr_in *x, struct timespec *t)
 	return true;
 }
 
+/* A user or group name to its id through libsnfs's cache (idcache.h):
+ * nobody when the database has no such name or the lookup failed. */
 static uint32_t name_to_id(const char *name, bool group)
 {
-	char buf[4096];
-	if (group) {
-		struct group gr, *res = NULL;
-		if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) == 0 && res)
-			return (uint32_t)res->gr_gid;
-	} else {
-		struct passwd pw, *res = NULL;
-		if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) == 0 && res)
-			return (uint32_t)res->pw_uid;
-	}
-	return NOBODY;
+	uint32_t id;
+	return idcache_lookup(name, group, &id) == 0 ? id : NOBODY;
 }
 
 uint32_t nfs4_owner_to_id(const uint8_t *s, uint32_t n, bool group)
