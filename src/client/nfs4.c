@@ -12,6 +12,9 @@
 
 #define READLINK_MAX 4096
 #define SEGS_MAX 65536
+/* What a READ_PLUS segment costs of a reply's room besides its data
+ * (type, offset, length; snfsd charges 20 bytes, 24 leaves a margin). */
+#define SEG_COST 24
 #define OPEN_OWNER_PREFIX "snfs-open-"
 
 enum { NF4REG = 1, NF4DIR = 2, NF4LNK = 5 };
@@ -263,6 +266,8 @@ struct io_call {
 	uint64_t hole_to; /* READ_PLUS: the reply ended in a hole going on
 	                   * to here, past what we asked for */
 	bool known_hole;  /* no call: [off, off + count) is a hole we know */
+	bool segs_full;   /* the reply ended early: our segment list is full */
+	uint64_t used;    /* READ_PLUS: data and segment headers received */
 	struct snfs_segment *segs;
 	size_t max_segs, nsegs;
 	struct snfs_write_res *wres;
@@ -410,9 +415,10 @@ static int p_read_plus(struct snfs_ctx *c, struct xdr_in *x, struct io_call *io)
 		else if (io->zero_fill && io->buf)
 			memset(io->buf + (pos - io->off), 0, slen);
 		if (!add_seg(io, pos, slen, p == NULL)) {
-			stop = true;
+			io->segs_full = stop = true;
 			continue;
 		}
+		io->used += SEG_COST + (p ? slen : 0);
 		if (p)
 			counter_add(&c->stats.read_bytes, slen);
 		pos += slen;
@@ -703,6 +709,41 @@ struct seg_read {
 
 #define KNOWN_HOLE_MAX (1u << 30) /* one queue entry's share of a hole */
 
+/* How much of the file one READ_PLUS asks for. A reply carries at most
+ * rsize bytes of data and segment headers, but a sparse range needs far
+ * less than its length: asking for more of it per call (snfsd covers up
+ * to count bytes of the file, however little of that is data) takes
+ * fewer calls, and every call costs both sides wake-ups and a reply's
+ * fixed work (measured: 1 GiB of 4 KiB data and holes, 1 MiB spans 1024
+ * calls, 0.48 s of client and server CPU; 1.75 MiB spans 586 calls,
+ * 0.42 s). The span is sized from the last reply so that data and
+ * headers fill 7/8 of rsize. A reply that comes back short anyway (the
+ * file got denser) is completed by a call for the rest; a server that
+ * covers no more than rsize per call whatever the count (knfsd caps it
+ * at its maxread) shows it on the first wide call, and gets rsize from
+ * then on. */
+#define SPAN_MAX_RSIZES 4
+
+static uint32_t next_span(const struct snfs_ctx *c, const struct io_call *io)
+{
+	uint64_t want, max = (uint64_t)SPAN_MAX_RSIZES * c->rsize;
+
+	if (!io->plus || io->got == 0 || io->used == 0)
+		return c->rsize;
+	want = (uint64_t)io->got * (c->rsize / 8 * 7) / io->used;
+	want = want > max ? max : want & ~(uint64_t)4095;
+	return want < c->rsize ? c->rsize : (uint32_t)want;
+}
+
+/* A wide call answered with no more than rsize of the file, its data
+ * and headers well short of filling the reply (a reply cut by its room
+ * is full to within a segment header): the server caps the range. */
+static bool span_capped(const struct snfs_ctx *c, const struct io_call *io)
+{
+	return io->count > c->rsize && io->got <= c->rsize &&
+	       io->used < c->rsize / 16 * 15;
+}
+
 /* A queue entry for [off, off + count) of a hole we know: no call. */
 static struct io_call *known_hole(uint64_t off, uint32_t count)
 {
@@ -730,6 +771,32 @@ static int known_hole_put(struct io_call *io, const struct seg_read *sr)
 	return 0;
 }
 
+/* The rest of a short READ_PLUS reply's range, asked for now and put at
+ * the head of the queue (the slot io had is free), so replies are still
+ * handed on in file order. */
+static int queue_rest(struct snfs_ctx *c, struct snfs_file *f,
+                      const struct seg_read *sr, uint64_t off,
+                      const struct io_call *io, struct io_call **q,
+                      size_t *head)
+{
+	uint64_t at = io->off + io->got;
+	struct io_call *rest =
+	    io_new(c, &snfs_file_pc(f)->fh, at, io->count - io->got, false);
+	int rc;
+
+	if (!rest)
+		return -ENOMEM;
+	if (sr->buf)
+		rest->buf = (uint8_t *)sr->buf + (at - off);
+	rc = nfs4_call_start(c, &rest->call);
+	if (rc < 0) {
+		io_free(rest);
+		return rc;
+	}
+	q[--*head % SEG_INFLIGHT] = rest;
+	return 0;
+}
+
 static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
                               uint64_t off, size_t count,
                               const struct seg_read *sr, bool *eof)
@@ -744,6 +811,7 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 	uint64_t ahead = pc_size(snfs_file_pc(f));
 	uint64_t known_end = 0; /* a reply showed a hole up to here */
 	bool stop = false, unsupported = false, stale = false;
+	uint32_t span = c->rsize; /* READ_PLUS: see next_span */
 	int rc = 0;
 
 	*eof = false;
@@ -779,9 +847,12 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 				next += n;
 				continue;
 			}
-			uint32_t n = end - next < c->rsize
-			                 ? (uint32_t)(end - next)
-			                 : c->rsize;
+			uint32_t n = probe || __atomic_load_n(&s->rp_narrow,
+			                                      __ATOMIC_RELAXED)
+			                 ? c->rsize
+			                 : span;
+			if (end - next < n)
+				n = (uint32_t)(end - next);
 			struct io_call *io =
 			    io_new(c, &snfs_file_pc(f)->fh, next, n, false);
 			if (!io) {
@@ -837,17 +908,27 @@ static ssize_t read_pipelined(struct snfs_ctx *c, struct snfs_file *f,
 				*sr->nsegs = io->nsegs;
 			*eof = io->eof;
 			covered = io->off + io->got;
-			/* eof on a full reply (a file of whole rsizes):
-			 * nothing follows, so no window of calls past the
-			 * end to learn it again */
-			stop = io->got < io->count || io->eof;
 			if (io->had_data && io->data_at < known_end)
 				stale = true;
 			if (io->hole_to > known_end)
 				known_end = io->hole_to;
+			/* a READ_PLUS short of its span, not at the end: the
+			 * rest is asked for at once, ahead of the queue */
+			bool fill = io->plus && !io->eof && io->got > 0 &&
+			            io->got < io->count && !io->segs_full &&
+			            !stale;
+			if (fill && span_capped(c, io))
+				__atomic_store_n(&s->rp_narrow, true,
+				                 __ATOMIC_RELAXED);
+			span = next_span(c, io);
+			/* eof on a full reply (a file of whole rsizes):
+			 * nothing follows, so no window of calls past the
+			 * end to learn it again */
+			stop = (io->got < io->count && !fill) || io->eof;
+			if (fill)
+				rc = queue_rest(c, f, sr, off, io, q, &head);
 			if (!stop && covered >= ahead)
-				ahead =
-				    covered + (uint64_t)SEG_INFLIGHT * c->rsize;
+				ahead = covered + (uint64_t)SEG_INFLIGHT * span;
 		}
 		io_free(io);
 	}

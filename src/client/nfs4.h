@@ -68,6 +68,7 @@ struct nfs4_state {
 	/* what the server turned out not to do */
 	bool no_read_plus, no_copy, no_verify;
 	bool read_plus_ok; /* a READ_PLUS reply parsed: the server has it */
+	bool rp_narrow;    /* READ_PLUS covers no more than rsize per call */
 
 	/* lease renewal */
 	pthread_t renew;

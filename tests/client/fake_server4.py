@@ -20,6 +20,11 @@ GETFH, GETATTR), so the abuse reaches the operations after mounting:
              it answers them NFS4ERR_NOTSUPP, as servers without them do,
              and everything else a libsnfs client asks properly (OPEN,
              READ, WRITE, COMMIT, SETATTR of the size, ...)
+  capplus    noplus, but with READ_PLUS, which like knfsd covers no more
+             of the file than its maxread (64 KiB here) whatever the
+             count: holes (runs of 4 KiB zero blocks) as HOLE segments;
+             and a sparse file /export/d/s, 8 MiB of 4 KiB data and 4 KiB
+             holes. Prints the READ_PLUS calls and their counts to stderr.
 Prints "listening" once ready.
 """
 import os
@@ -211,6 +216,7 @@ OP_ALLOCATE, OP_COPY, OP_DEALLOCATE, OP_READ_PLUS, OP_SEEK = 59, 60, 62, 68, 69
 NFS4ERR_NOENT, NFS4ERR_EXIST, NFS4ERR_STALE = 2, 17, 70
 NFS4ERR_NOTSUPP, NFS4ERR_ATTRNOTSUPP, NFS4ERR_BADXDR = 10004, 10032, 10036
 NOTSUPP_OPS = (OP_READ_PLUS, OP_COPY, OP_SEEK, OP_ALLOCATE, OP_DEALLOCATE)
+CAP_MAXREAD = 64 << 10  # capplus: READ_PLUS covers at most this much
 
 
 def pattern(n):
@@ -220,6 +226,30 @@ def pattern(n):
 # path -> [type (1 file, 2 dir), bytearray, change, fileid]
 tree = {"/": [2, None, 1, 1], "/export": [2, None, 1, 2],
         "/export/d": [2, None, 1, 3], "/export/d/f": [1, bytearray(pattern(300 << 10)), 1, 4]}
+if MODE == "capplus":
+    tree["/export/d/s"] = [1, bytearray(b"".join(
+        pattern(4096) if k % 2 == 0 else bytes(4096) for k in range(2048))), 1, 5]
+
+
+def read_plus_body(data, off, count):
+    """READ_PLUS4resok of data[off:off + min(count, CAP_MAXREAD)]."""
+    end = min(len(data), off + min(count, CAP_MAXREAD))
+    segs, pos = [], off
+    while pos < end:
+        blk = min(end, (pos // 4096 + 1) * 4096)
+        hole = not any(data[pos:blk])
+        if segs and segs[-1][0] == hole:
+            segs[-1][2] = blk
+        else:
+            segs.append([hole, pos, blk])
+        pos = blk
+    out = b""
+    for hole, s0, e0 in segs:
+        if hole:
+            out += u32(1) + u64(s0) + u64(e0 - s0)
+        else:
+            out += u32(0) + u64(s0) + opaque(bytes(data[s0:e0]))
+    return u32(end >= len(data)) + u32(len(segs)) + out
 
 
 def fh_of(path):
@@ -386,6 +416,12 @@ def noplus_compound(call_args):
             data = tree[cur][1]
             chunk = bytes(data[off:off + count])
             body = u32(off + len(chunk) >= len(data)) + opaque(chunk)
+        elif op == OP_READ_PLUS and MODE == "capplus":
+            a.skip(16)
+            off = (a.u32() << 32) | a.u32()
+            count = a.u32()
+            print("READ_PLUS", off, count, file=sys.stderr, flush=True)
+            body = read_plus_body(tree[cur][1], off, count)
         elif op == OP_WRITE:
             a.skip(16)
             off = (a.u32() << 32) | a.u32()
@@ -430,7 +466,7 @@ def answer(conn, call):
     if proc == 0:
         conn.sendall(record(header(xid)))
         return
-    if MODE == "noplus":
+    if MODE in ("noplus", "capplus"):
         with tree_lock:
             body = noplus_compound(call_args(call))
         conn.sendall(record(header(xid) + body))

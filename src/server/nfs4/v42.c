@@ -23,6 +23,9 @@ enum { CONTENT_DATA = 0, CONTENT_HOLE = 1 };
  * cost more to copy than a read per run: 32 KiB-alternating 1 GiB went
  * from 348 to 300 ms (min of 11) when 64 KiB was lowered to 16 KiB. */
 #define GAP_MAX (16u << 10)
+/* The most of a file one READ_PLUS covers, holes included, however
+ * large its count: bounds the hole map walk of one call. */
+#define RP_RANGE_MAX (16u << 20)
 #define BATCH_MAX 1024 /* pieces per readv (IOV_MAX) */
 
 /* A regular file on a writable or readable export, with its stateid. */
@@ -82,7 +85,7 @@ struct rp_state {
 	uint32_t nseg;
 	uint32_t min_hole;
 	bool zeroes; /* detect_zeroes */
-	bool sized;  /* the reply has room for the whole range */
+	bool sized;  /* the reply has room for the rest of it */
 	bool full;   /* no more room: stop */
 	/* the last hole put: its offset, where its length went in the
 	 * reply, its segment number and where it really ends */
@@ -271,6 +274,22 @@ static ssize_t rp_put_inplace(struct rp_state *r, uint64_t off, uint64_t len)
 	return (ssize_t)n;
 }
 
+/* Room in the reply, once, for everything the rest of the range can
+ * still put from off on (data and headers are bounded by room, a range
+ * wider than that by its holes): no later segment moves (copies) the
+ * reply. */
+static bool rp_size_reply(struct rp_state *r, uint64_t off)
+{
+	uint64_t rest = r->end - off;
+
+	if (r->sized)
+		return true;
+	r->sized = true;
+	if (rest > r->room + SEG_HDR)
+		rest = r->room + SEG_HDR;
+	return xdr_out_ensure(r->c->res, (size_t)rest + 64);
+}
+
 /* One DATA segment of up to len bytes read straight into the reply.
  * Returns the bytes read (0 at a concurrent truncation) or -errno. */
 static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
@@ -304,13 +323,8 @@ static ssize_t rp_put_data(struct rp_state *r, uint64_t off, uint64_t len)
 		xdr_out_truncate(x, start);
 		return n;
 	}
-	/* Room for the rest of the range now: no later segment moves
-	 * (copies) the reply. */
-	if (!r->sized) {
-		r->sized = true;
-		if (!xdr_out_ensure(x, (size_t)(r->end - off) + 64))
-			return -ENOMEM;
-	}
+	if (!rp_size_reply(r, off))
+		return -ENOMEM;
 	p = xdr_put_reserve(x, (size_t)len);
 	if (!p)
 		return -ENOMEM;
@@ -353,11 +367,8 @@ static int rp_put_batch(struct rp_state *r, struct rp_piece *pc, int n)
 	struct iovec iov[BATCH_MAX];
 	int k;
 
-	if (!r->sized) {
-		r->sized = true;
-		if (!xdr_out_ensure(x, (size_t)(r->end - pc[0].off) + 64))
-			return -ENOMEM;
-	}
+	if (!rp_size_reply(r, pc[0].off))
+		return -ENOMEM;
 	for (k = 0; k < n && !r->full; k++) {
 		if (!rp_charge_hdr(r))
 			break;
@@ -543,6 +554,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	struct rp_state r = {.c = c};
 	uint64_t off;
 	uint32_t count, st;
+	uint64_t range;
 	size_t eofpos, cntpos;
 	int rc = 0;
 
@@ -552,9 +564,15 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	st = io_prologue(c, &sid, STID_READ, &a);
 	if (st)
 		return st;
+	/* count bounds the range; the reply's data and headers stay within
+	 * maxread and the session's reply size (room). A client may so ask
+	 * for more of a sparse file than maxread in one call. */
 	r.room = nfs4_io_room(c, count, 64 + SEG_HDR);
-	r.end = off < a.size ? (a.size - off > r.room ? off + r.room : a.size)
-	                     : off;
+	range = count < RP_RANGE_MAX ? count : RP_RANGE_MAX;
+	if (range < r.room)
+		range = r.room;
+	r.end =
+	    off < a.size ? (a.size - off > range ? off + range : a.size) : off;
 	r.pos = off;
 	r.size = a.size;
 	r.min_hole = c->cfh.rule ? c->cfh.rule->readplus_min_hole

@@ -590,6 +590,60 @@ static void test_seek(void)
 
 /* ---- setup ---- */
 
+/* A count wider than maxread: the reply covers up to count bytes of the
+ * file, its data (and headers) within maxread, so a sparse file takes
+ * fewer calls (libsnfs sizes its calls so; the Linux client never asks
+ * more than rsize). A data file still gets maxread at most, short of the
+ * count and not at EOF. */
+static void test_wide_count(void)
+{
+	static struct file f;
+	static struct rp_reply r;
+	const uint64_t size = 4u << 20;
+	uint64_t data = 0, pos = 0;
+	struct verdict v;
+	char msg[160];
+	uint32_t st;
+
+	make_file(rp0, "wide-4d", size, 4096, false, false, false);
+	CHECK(load_file(rp0, "wide-4d", &f), "load the 4 MiB mixed-4d file");
+	st = read_plus(rp0, "wide-4d", 0, 2u << 20, &r);
+	for (uint32_t i = 0; st == 0 && i < r.n; i++) {
+		if (r.s[i].off != pos)
+			break;
+		if (!r.s[i].hole)
+			data += r.s[i].len;
+		pos += r.s[i].len;
+	}
+	snprintf(msg, sizeof(msg),
+	         "count 2 MiB over mixed-4d: covers more than 1 MiB (%llu "
+	         "bytes), data within maxread (%llu)",
+	         (unsigned long long)pos, (unsigned long long)data);
+	CHECK(st == 0 && pos > (1u << 20) + (512u << 10) && pos <= 2u << 20 &&
+	          data <= 1u << 20 && !r.eof,
+	      msg);
+	v = read_all(rp0, "wide-4d", &f, 2u << 20, 1, false);
+	snprintf(msg, sizeof(msg),
+	         "count 2 MiB over mixed-4d: every byte and hole right, %u "
+	         "calls for 4 MiB",
+	         v.rpcs);
+	CHECK(v.ok && v.exact && v.rpcs <= 3, msg);
+	free(f.content);
+
+	make_file(rp0, "wide-data", size, 0, false, true, false);
+	CHECK(load_file(rp0, "wide-data", &f), "load the 4 MiB data file");
+	st = read_plus(rp0, "wide-data", 0, 2u << 20, &r);
+	CHECK(st == 0 && r.n == 1 && !r.s[0].hole && r.s[0].off == 0 &&
+	          r.s[0].len == 1u << 20 &&
+	          !memcmp(r.s[0].data, f.content, 1u << 20) && !r.eof,
+	      "count 2 MiB over a data file: maxread of data, not at EOF");
+	v = read_all(rp0, "wide-data", &f, 8u << 20, 1, false);
+	CHECK(v.ok && v.rpcs == 4,
+	      "count 8 MiB over a 4 MiB data file: 4 calls of maxread");
+	free(f.content);
+	rep_free(&r.rep);
+}
+
 static int setup(void)
 {
 	const char *specs[3];
@@ -667,6 +721,7 @@ int main(void)
 	test_every_hole();
 	test_every_hole_inplace();
 	test_threshold();
+	test_wide_count();
 	test_detect_zeroes();
 	test_seek();
 	test_options();
