@@ -455,13 +455,28 @@ print(off)' "$M/cs" "$M/cd" >"$T_DIR/cfr.out" 2>&1
 # ---------------- snfs-mount's options ----------------
 # cat_twice NAME FILE: "READs of the first cat, READs of the second"
 # (READ and READ_PLUS calls by snfs-mount's counters).
+# READ + READ_PLUS calls so far, once they stop moving: the kernel's
+# read-ahead may still have calls of the last read under way when cat
+# returns, and they must count for that read, not the next.
+settled_reads() {
+	local x y
+	y=$(mstat "$1" read read_plus | awk '{ print $1 + $2 }')
+	for _ in $(seq 1 20); do
+		x=$y
+		sleep 0.2
+		y=$(mstat "$1" read read_plus | awk '{ print $1 + $2 }')
+		[ "$x" = "$y" ] && break
+	done
+	echo "$y"
+}
+
 cat_twice() {
 	local a b c
-	a=$(mstat "$1" read read_plus | awk '{ print $1 + $2 }')
+	a=$(settled_reads "$1")
 	cat "$2" >/dev/null
-	b=$(mstat "$1" read read_plus | awk '{ print $1 + $2 }')
+	b=$(settled_reads "$1")
 	cat "$2" >/dev/null
-	c=$(mstat "$1" read read_plus | awk '{ print $1 + $2 }')
+	c=$(settled_reads "$1")
 	echo "$((b - a)) $((c - b))"
 }
 
