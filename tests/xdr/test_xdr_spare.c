@@ -117,23 +117,31 @@ static long minor_faults(void)
 	return ru.ru_minflt;
 }
 
+/* Builds IN_FLIGHT replies of 1 MiB, every byte written; how many. */
+static int build_all(struct xdr_out *x, int fill)
+{
+	int ok = 0;
+
+	for (int i = 0; i < IN_FLIGHT; i++) {
+		uint8_t *p = NULL;
+		if (xdr_out_init(&x[i], 256, 2 << 20) == 0)
+			p = xdr_put_reserve(&x[i], 1 << 20);
+		if (p) {
+			memset(p, fill, 1 << 20);
+			ok++;
+		}
+	}
+	return ok;
+}
+
 /* Builds IN_FLIGHT replies of 1 MiB, writing every byte; returns the
  * page faults that cost, or -1. */
 static void *grow_all(void *arg)
 {
 	struct xdr_out *y = arg;
 	long before = minor_faults();
-	int ok = 0;
 
-	for (int i = 0; i < IN_FLIGHT; i++) {
-		uint8_t *p = NULL;
-		if (xdr_out_init(&y[i], 256, 2 << 20) == 0)
-			p = xdr_put_reserve(&y[i], 1 << 20);
-		if (p) {
-			memset(p, 0x5a, 1 << 20);
-			ok++;
-		}
-	}
+	int ok = build_all(y, 0x5a);
 	long faults = minor_faults() - before;
 	for (int i = 0; i < IN_FLIGHT; i++)
 		xdr_out_free(&y[i]);
@@ -145,17 +153,8 @@ static void test_in_flight(void)
 	static struct xdr_out x[IN_FLIGHT], y[IN_FLIGHT];
 	pthread_t t;
 	void *r;
-	int ok = 0;
 
-	for (int i = 0; i < IN_FLIGHT; i++) {
-		uint8_t *p = NULL;
-		if (xdr_out_init(&x[i], 256, 2 << 20) == 0)
-			p = xdr_put_reserve(&x[i], 1 << 20);
-		if (p) {
-			memset(p, 0xa5, 1 << 20);
-			ok++;
-		}
-	}
+	int ok = build_all(x, 0xa5);
 	CHECK(ok == IN_FLIGHT, "40 replies of 1 MiB built");
 	pthread_create(&t, NULL, free_all, x);
 	pthread_join(t, NULL);
