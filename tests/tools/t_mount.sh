@@ -53,7 +53,7 @@ done
 mount_up() {
 	local name=$1 url=$2 mnt=$3 opts=stats_file=$T_DIR/$1.stats${4:+,$4}
 	mkdir -p "$mnt"
-	"$MOUNT_BIN" "$url" "$mnt" -f -o "$opts" >>"$T_DIR/$name.mlog" 2>&1 &
+	"$MOUNT_BIN" "$url" "$mnt" -f ${MOUNT_DEBUG:+-d} -o "$opts" >>"$T_DIR/$name.mlog" 2>&1 &
 	MPID=$!
 	for _ in $(seq 1 100); do
 		mountpoint -q "$mnt" && return 0
@@ -475,6 +475,8 @@ cat_twice() {
 	a=$(settled_reads "$1")
 	cat "$2" >/dev/null
 	b=$(settled_reads "$1")
+	fincore -b -n -o RES,PAGES "$2" >"$T_DIR/$1.fincore" 2>&1
+	echo "=== second read" >>"$T_DIR/$1.mlog"
 	cat "$2" >/dev/null
 	c=$(settled_reads "$1")
 	echo "$((b - a)) $((c - b))"
@@ -491,12 +493,13 @@ opts_part() {
 	# must win over the URL's version=4.2.
 	M=$T_DIR/mntk
 	v3=$(srv_calls 3) v4=$(srv_calls 4) r=$(srv_ops 4.2)
-	if mount_up kc "$URL" "$M" "version=4.2,cache=0,kernel_cache"; then
+	if MOUNT_DEBUG=1 mount_up kc "$URL" "$M" "version=4.2,cache=0,kernel_cache"; then
 		read -r a b <<<"$(cat_twice kc "$M/kc")"
 		if [ "$a" -gt 0 ] && [ "$b" = 0 ]; then
 			ok "kernel_cache: the second read comes from the kernel's page cache ($a READs, then 0)"
 		else
-			notok "kernel_cache: READs of the first and second read: $a $b (want >0, 0)"
+			notok "kernel_cache: READs of the first and second read: $a $b (want >0, 0); resident before the second: $(tr -s " \n" " " <"$T_DIR/kc.fincore")"
+			sed -n '/^=== second read/,$p' "$T_DIR/kc.mlog" | grep -E -B1 -A2 'READ|GETATTR|OPEN' | head -60 >&2
 		fi
 		check_eq "version=4.2: snfs-mount speaks 4.2, READ_PLUS used" "4.2 yes" \
 			"$(mstat kc version) $([ "$(mstat kc read_plus)" -gt 0 ] && echo yes)"
