@@ -136,6 +136,13 @@ struct bk_extent {
 	bool hole;
 };
 
+/* Where len bytes of a file from off go (read_pieces). */
+struct bk_piece {
+	uint64_t off;
+	void *buf;
+	size_t len;
+};
+
 enum {
 	BK_CAP_HOLE_MAP = 1 << 0, /* seek_data/seek_hole are exact */
 	BK_CAP_ALLOCATE = 1 << 1,
@@ -178,13 +185,14 @@ struct bk_ops {
 	ssize_t (*read)(struct bk_export *ex, const struct bk_cred *cr,
 	                const struct bk_handle *h, void *buf, size_t count,
 	                uint64_t off, bool *eof);
-	/* Optional: read the file from off on into the buffers in turn (a
-	 * READ_PLUS reply's data segments, with scratch for the small holes
-	 * between them): one call instead of one per segment. Returns bytes
-	 * read or -errno; *eof as for read. */
-	ssize_t (*readv)(struct bk_export *ex, const struct bk_cred *cr,
-	                 const struct bk_handle *h, const struct iovec *iov,
-	                 int iovcnt, uint64_t off, bool *eof);
+	/* Optional: read n pieces of the file, in file order and apart (a
+	 * READ_PLUS reply's data segments; what lies between them is not
+	 * wanted): one call instead of one per segment. Returns the bytes
+	 * read in all, fewer than asked when the file ends first, or
+	 * -errno; *eof as for read. */
+	ssize_t (*read_pieces)(struct bk_export *ex, const struct bk_cred *cr,
+	                       const struct bk_handle *h,
+	                       const struct bk_piece *pc, int n, bool *eof);
 	/* Returns bytes written or -errno. *committed says how stable the data
 	 * now is (at least as stable as asked). */
 	ssize_t (*write)(struct bk_export *ex, const struct bk_cred *cr,

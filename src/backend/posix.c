@@ -586,7 +586,7 @@ int posix_read_permitted(int fd, const struct stat *st,
 	return rc;
 }
 
-/* The read of px_readv and px_read_attr; after (may be NULL) gets the
+/* The read of px_read and px_read_attr; after (may be NULL) gets the
  * attributes from an fstat after the read, or the ones before it if that
  * fails (on an open fd it cannot, short of EIO). */
 static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
@@ -637,11 +637,195 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
 	return n;
 }
 
-static ssize_t px_readv(struct bk_export *ex, const struct bk_cred *cr,
-                        const struct bk_handle *h, const struct iovec *iov,
-                        int iovcnt, uint64_t off, bool *eof)
+/* ---- read_pieces ----
+ *
+ * A READ_PLUS reply of a file alternating 8 KiB of data and of hole wants
+ * every other 8 KiB. From the page cache, one read per piece costs less
+ * than one preadv of the whole span with the holes' zeros copied into
+ * scratch (mixed-8d 1 GiB, snfs cat: 0.25 s against 0.28 s, medians of
+ * 10; at 4 KiB the two are even). But from the disk, reads that skip
+ * every other page defeat readahead (a cold 1 GiB of 4 KiB pieces: 8.3 s
+ * against 1.8 s). So pieces are read one by one only where cachestat(2)
+ * finds their pages in the cache, and without waiting (RWF_NOWAIT): from
+ * the first piece that is not there after all, the rest goes by preadv
+ * over the span, with the readahead the disk needs. */
+#define GAP_SCRATCH (64u << 10) /* wider gaps start a new span */
+#define SPAN_IOV 1024           /* IOV_MAX */
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* Linux 6.5; Debian 12's headers predate it */
+#endif
+struct px_cachestat_range {
+	uint64_t off, len;
+};
+struct px_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* Whether the pieces' pages look to be in the page cache: as many pages
+ * of their span are as they need (a cached hole may stand in for a data
+ * page evicted; the read without waiting finds that out). False where
+ * cachestat is missing or refused (it wants root or a writer). */
+static bool pieces_cached(int fd, const struct bk_piece *pc, int n)
 {
-	return read_iov(ex, cr, h, iov, iovcnt, off, eof, NULL);
+	const uint64_t pg = 4096;
+	struct px_cachestat_range r = {
+	    .off = pc[0].off, .len = pc[n - 1].off + pc[n - 1].len - pc[0].off};
+	struct px_cachestat cs;
+	uint64_t need = 0;
+
+	for (int i = 0; i < n; i++)
+		need += (pc[i].off + pc[i].len + pg - 1) / pg - pc[i].off / pg;
+	if (syscall(__NR_cachestat, fd, &r, &cs, 0) != 0)
+		return false;
+	return cs.nr_cache >= need;
+}
+
+struct span {
+	struct iovec iov[SPAN_IOV];
+	bool gap[SPAN_IOV];
+	int n;
+	uint64_t off, end; /* the file range the iovecs read */
+};
+
+/* One preadv of the span. Returns the bytes of its pieces read (not its
+ * gaps'), or -errno; *ended when the file ended within it. */
+static ssize_t span_read(int fd, struct span *sp, bool *ended)
+{
+	size_t want = 0;
+	ssize_t got, data = 0;
+
+	for (int i = 0; i < sp->n; i++)
+		want += sp->iov[i].iov_len;
+	do
+		got = preadv(fd, sp->iov, sp->n, (off_t)sp->off);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -errno;
+	*ended = (size_t)got < want;
+	for (int i = 0; i < sp->n && got > 0; i++) {
+		size_t k = (size_t)got < sp->iov[i].iov_len
+		               ? (size_t)got
+		               : sp->iov[i].iov_len;
+		if (!sp->gap[i])
+			data += (ssize_t)k;
+		got -= (ssize_t)k;
+	}
+	sp->n = 0;
+	return data;
+}
+
+static void span_add(struct span *sp, void *buf, size_t len, bool gap)
+{
+	sp->iov[sp->n] = (struct iovec){.iov_base = buf, .iov_len = len};
+	sp->gap[sp->n++] = gap;
+	sp->end += len;
+}
+
+/* The pieces by preadv over their span (the first one's first skip
+ * bytes already read), the gaps read into scratch. Returns the bytes of
+ * the pieces read, or -errno. */
+static ssize_t pieces_span(int fd, const struct bk_piece *pc, int n,
+                           size_t skip)
+{
+	static _Thread_local uint8_t scratch[GAP_SCRATCH];
+	struct span span, *sp = &span;
+	ssize_t total = 0, got = 0;
+	bool ended = false;
+
+	sp->n = 0;
+	for (int i = 0; i < n && !ended && got >= 0; i++) {
+		size_t k = i == 0 ? skip : 0;
+		uint64_t off = pc[i].off + k;
+
+		if (sp->n > 0 &&
+		    (off - sp->end > GAP_SCRATCH || sp->n + 2 > SPAN_IOV)) {
+			got = span_read(fd, sp, &ended);
+			total += got > 0 ? got : 0;
+			if (got < 0 || ended)
+				break;
+		}
+		if (sp->n == 0)
+			sp->off = sp->end = off;
+		else if (off > sp->end)
+			span_add(sp, scratch, (size_t)(off - sp->end), true);
+		span_add(sp, (uint8_t *)pc[i].buf + k, pc[i].len - k, false);
+	}
+	if (got >= 0 && !ended && sp->n > 0) {
+		got = span_read(fd, sp, &ended);
+		total += got > 0 ? got : 0;
+	}
+	return got < 0 ? got : total;
+}
+
+/* The pieces from the page cache one by one while they are there, the
+ * rest as a span. Returns the bytes read or -errno. */
+static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
+                           uint64_t size)
+{
+	ssize_t total = 0, r = 0, rest;
+	int i = 0;
+
+	if (!pieces_cached(fd, pc, n))
+		return pieces_span(fd, pc, n, 0);
+	for (; i < n; i++) {
+		struct iovec v = {.iov_base = pc[i].buf, .iov_len = pc[i].len};
+
+		do
+			r = preadv2(fd, &v, 1, (off_t)pc[i].off, RWF_NOWAIT);
+		while (r < 0 && errno == EINTR);
+		if (r < 0 && errno != EAGAIN && errno != EOPNOTSUPP)
+			return -errno;
+		if (r > 0)
+			total += r;
+		if (r == (ssize_t)pc[i].len)
+			continue;
+		if (r >= 0 && pc[i].off + (uint64_t)r >= size)
+			return total; /* the end of the file */
+		break;
+	}
+	if (i == n)
+		return total;
+	rest = pieces_span(fd, pc + i, n - i, r > 0 ? (size_t)r : 0);
+	return rest < 0 ? rest : total + rest;
+}
+
+static ssize_t px_read_pieces(struct bk_export *ex, const struct bk_cred *cr,
+                              const struct bk_handle *h,
+                              const struct bk_piece *pc, int n, bool *eof)
+{
+	struct fd_ref ref;
+	struct stat st;
+	size_t want = 0;
+	ssize_t got;
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		if (pc[i].len > SSIZE_MAX - want ||
+		    (i > 0 && pc[i].off < pc[i - 1].off + pc[i - 1].len))
+			return -EINVAL;
+		want += pc[i].len;
+	}
+	rc = fd_cache_get(ex, h, false, &ref, &st);
+	if (rc != 0)
+		return rc;
+	rc = posix_read_permitted(ref.fd, &st, cr);
+	if (rc != 0) {
+		fd_cache_put(ex->fds, &ref);
+		return rc;
+	}
+	if (n == 0 || pc[0].off >= (uint64_t)st.st_size ||
+	    pc[n - 1].off > INT64_MAX - pc[n - 1].len)
+		got = 0;
+	else
+		got = pieces_read(ref.fd, pc, n, (uint64_t)st.st_size);
+	if (got >= 0)
+		*eof = (size_t)got < want ||
+		       (n > 0 &&
+		        pc[n - 1].off + pc[n - 1].len >= (uint64_t)st.st_size);
+	fd_cache_put(ex->fds, &ref);
+	return got;
 }
 
 static ssize_t px_read(struct bk_export *ex, const struct bk_cred *cr,
@@ -932,7 +1116,7 @@ const struct bk_ops bk_posix_ops = {
     .access = px_access,
     .readlink = px_readlink,
     .read = px_read,
-    .readv = px_readv,
+    .read_pieces = px_read_pieces,
     .read_attr = px_read_attr,
     .io_getattr = px_io_getattr,
     .read_ref = px_read_ref,

@@ -184,6 +184,128 @@ static void test_big_io(const struct bk_handle *root)
 	CHECK(bad == 0, "I/O on 100 files through a 64-fd cache");
 }
 
+/* Read pieces of the file (off, len) into out, packed; returns what
+ * read_pieces returns. */
+static ssize_t read_some(const struct bk_cred *cr, const struct bk_handle *h,
+                         const uint64_t (*sp)[2], int n, uint8_t *out,
+                         bool *eof)
+{
+	struct bk_piece pc[700];
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		pc[i] = (struct bk_piece){
+		    .off = sp[i][0], .buf = out + at, .len = (size_t)sp[i][1]};
+		at += (size_t)sp[i][1];
+	}
+	return ops->read_pieces(ex, cr, h, pc, n, eof);
+}
+
+/* The bytes the pieces should hold, packed; returns their length. */
+static size_t expect_some(const uint8_t *file, size_t size,
+                          const uint64_t (*sp)[2], int n, uint8_t *out)
+{
+	size_t at = 0;
+
+	for (int i = 0; i < n && sp[i][0] < size; i++) {
+		size_t k = sp[i][0] + sp[i][1] > size ? size - sp[i][0]
+		                                      : (size_t)sp[i][1];
+		memcpy(out + at, file + sp[i][0], k);
+		at += k;
+		if (k < sp[i][1])
+			break;
+	}
+	return at;
+}
+
+/* Drop the file's pages from the page cache, so the read must wait for
+ * the disk (and read_pieces takes its span path). */
+static void evict(const char *rel)
+{
+	char p[128];
+	int fd;
+
+	path_of(p, sizeof(p), rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return;
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+static const char *name(const char *how, const char *what)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "read_pieces %s: %s", how, what);
+	return buf;
+}
+
+/* read_pieces (READ_PLUS's data segments): the same bytes whether the
+ * pages are cached (one read per piece) or not (one preadv over the span,
+ * the gaps into scratch, a new span after a wide gap or a full iovec
+ * array), the end of the file cutting it short. */
+static void test_read_pieces(const struct bk_handle *root)
+{
+	const size_t size = 300000; /* not a page multiple */
+	uint8_t *file = malloc(size), *got = malloc(size), *want = malloc(size);
+	static uint64_t many[700][2];
+	const uint64_t some[][2] = {{0, 4096},     {8192, 4096},   {12288, 100},
+	                            {20000, 5000}, {150000, 8192}, {160000, 1}};
+	const uint64_t past[][2] = {{290000, 4096}, {296000, 8192}};
+	const uint64_t beyond[][2] = {{size, 10}, {size + 100, 10}};
+	const uint64_t overlap[][2] = {{0, 4096}, {4000, 10}};
+	struct bk_handle h, p;
+	enum bk_stable com;
+	bool eof;
+	ssize_t n;
+	size_t w;
+
+	for (size_t i = 0; i < size; i++)
+		file[i] = (uint8_t)(i * 7 + (i >> 12));
+	for (int i = 0; i < 700; i++) /* 1399 iovecs as a span */
+		many[i][0] = 400 * (uint64_t)i, many[i][1] = 200;
+	CHECK(mkfile(&root_cr, root, "pieces", 0644, &h) == 0 &&
+	          ops->write(ex, &root_cr, &h, file, size, 0, BK_FILE_SYNC,
+	                     &com) == (ssize_t)size,
+	      "read_pieces: file written");
+	for (int cold = 0; cold < 2; cold++) {
+		const char *how = cold ? "evicted" : "cached";
+
+		if (cold)
+			evict("pieces");
+		w = expect_some(file, size, some, 6, want);
+		n = read_some(&root_cr, &h, some, 6, got, &eof);
+		CHECK(n == (ssize_t)w && !eof && memcmp(got, want, w) == 0,
+		      name(how, "six pieces, gaps up to 130 KB"));
+		if (cold)
+			evict("pieces");
+		w = expect_some(file, size, many, 700, want);
+		n = read_some(&root_cr, &h, many, 700, got, &eof);
+		CHECK(n == (ssize_t)w && w == 140000 && !eof &&
+		          memcmp(got, want, w) == 0,
+		      name(how, "700 pieces in more than one span"));
+		if (cold)
+			evict("pieces");
+		w = expect_some(file, size, past, 2, want);
+		n = read_some(&root_cr, &h, past, 2, got, &eof);
+		CHECK(n == (ssize_t)w && w == 8096 && eof &&
+		          memcmp(got, want, w) == 0,
+		      name(how, "cut short by the end of the file"));
+	}
+	CHECK(read_some(&root_cr, &h, beyond, 2, got, &eof) == 0 && eof,
+	      "read_pieces past the end: nothing, eof");
+	CHECK(read_some(&root_cr, &h, overlap, 2, got, &eof) == -EINVAL,
+	      "read_pieces: overlapping pieces are refused");
+	CHECK(mkfile(&root_cr, root, "pieces-private", 0600, &p) == 0 &&
+	          read_some(&u1001, &p, some, 1, got, &eof) == -EACCES,
+	      "read_pieces: no read permission, EACCES");
+	free(file);
+	free(got);
+	free(want);
+}
+
 static void test_handles(const struct bk_handle *root)
 {
 	struct bk_handle h, bad, fh, g;
@@ -1167,6 +1289,7 @@ int main(int argc, char **argv)
 	CHECK(ops->root(ex, &root) == 0, "root");
 	test_basics(&root);
 	test_big_io(&root);
+	test_read_pieces(&root);
 	test_handles(&root);
 	test_names(&root);
 	test_exclusive(&root);

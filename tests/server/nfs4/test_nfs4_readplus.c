@@ -397,7 +397,7 @@ static const struct shape {
     {"mixed-16h", 16384, true, false},
     {"mixed-32d", 32768, false, false},
     {"mixed-32h", 32768, true, false},
-    /* holes longer than the server's one-readv gap (16 KiB) */
+    /* holes longer than the server's one-call gap (GAP_MAX, 64 KiB) */
     {"mixed-128d", 131072, false, false},
 };
 
