@@ -95,7 +95,7 @@ static const struct rule_opts file_defaults = {
     .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC | EXP_NO_ZEROCOPY,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
-    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_DEFAULT,
+    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
 };
 
 /* -e exists for quick local use: the kernel client in a test VM arrives
@@ -104,7 +104,7 @@ static const struct rule_opts cli_defaults = {
     .flags = EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC | EXP_NO_ZEROCOPY,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
-    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_DEFAULT,
+    .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
 };
 
 /* Options exports(5) defines that change nothing here. */
@@ -248,6 +248,10 @@ static int apply_opt(struct builder *b, const struct origin *o,
 	if (!strcmp(opt, "fsid")) {
 		r->fsid_set = true;
 		return parse_id_opt(b, o, opt, val, &r->fsid);
+	}
+	if (!strcmp(opt, "readplus_min_hole") && !strcmp(val, "auto")) {
+		r->readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO;
+		return 0;
 	}
 	if (!strcmp(opt, "readplus_min_hole"))
 		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);

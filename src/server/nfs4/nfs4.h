@@ -77,6 +77,7 @@ struct nfs4_compound {
 	uint32_t maxresp; /* 4.1: ca_maxresponsesize, else 0 */
 	uint32_t maxresp_cached;
 	uint64_t clientid; /* of the session, or 0 */
+	bool client_linux; /* the session's client is Linux's (EXCHANGE_ID) */
 	/* 4.0: owner whose last reply must be saved after this op */
 	uint64_t replay_owner;
 	bool replay_owner_set;

@@ -515,19 +515,28 @@ uint32_t nfs4_op_renew(struct nfs4_compound *c)
 
 /* ---- 4.1: EXCHANGE_ID ---- */
 
-static bool skip_impl_id(struct xdr_in *x)
+/* The client's implementation id (eia_client_impl_id<1>): only whether
+ * it is the Linux kernel's (domain "kernel.org", name "Linux <release>
+ * ..."), whose READ_PLUS decoding wants fewer, larger segments
+ * (EXP_READPLUS_MIN_HOLE_LINUX). */
+static bool read_impl_id(struct xdr_in *x, bool *linux_impl)
 {
-	uint32_t n, len;
-	const uint8_t *p;
+	uint32_t n, dlen, nlen;
+	const uint8_t *dom, *name;
 	uint64_t sec;
 	uint32_t nsec;
 
+	*linux_impl = false;
 	if (!xdr_get_u32(x, &n) || n > 1)
 		return false;
-	if (n == 1 && (!xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
-	               !xdr_get_opaque_ref(x, &p, &len, NFS4_OPAQUE_LIMIT) ||
-	               !xdr_get_u64(x, &sec) || !xdr_get_u32(x, &nsec)))
+	if (n == 0)
+		return true;
+	if (!xdr_get_opaque_ref(x, &dom, &dlen, NFS4_OPAQUE_LIMIT) ||
+	    !xdr_get_opaque_ref(x, &name, &nlen, NFS4_OPAQUE_LIMIT) ||
+	    !xdr_get_u64(x, &sec) || !xdr_get_u32(x, &nsec))
 		return false;
+	*linux_impl = dlen == 10 && memcmp(dom, "kernel.org", 10) == 0 &&
+	              nlen >= 6 && memcmp(name, "Linux ", 6) == 0;
 	return true;
 }
 
@@ -539,6 +548,7 @@ uint32_t nfs4_op_exchange_id(struct nfs4_compound *c)
 	uint32_t olen, flags, how, rflags;
 	struct nfs4_client *conf, *uncf, *cl;
 	uint32_t st = NFS4_OK;
+	bool linux_impl;
 
 	if (!xdr_get_fixed(c->args, verf, 8) ||
 	    !xdr_get_opaque_ref(c->args, &owner, &olen, NFS4_OPAQUE_LIMIT) ||
@@ -548,7 +558,7 @@ uint32_t nfs4_op_exchange_id(struct nfs4_compound *c)
 	 * AUTH_SYS only SP4_NONE makes sense (as Linux nfsd answers). */
 	if (how != 0)
 		return NFS4ERR_INVAL;
-	if (!skip_impl_id(c->args))
+	if (!read_impl_id(c->args, &linux_impl))
 		return NFS4ERR_BADXDR;
 	if (flags &
 	    ~(EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR |
@@ -576,6 +586,7 @@ uint32_t nfs4_op_exchange_id(struct nfs4_compound *c)
 			st = NFS4ERR_DELAY;
 	}
 	if (st == NFS4_OK) {
+		cl->linux_impl = linux_impl;
 		rflags = EXCHGID4_FLAG_USE_NON_PNFS;
 		if (cl->confirmed)
 			rflags |= EXCHGID4_FLAG_CONFIRMED_R;
@@ -935,6 +946,7 @@ uint32_t nfs4_op_sequence(struct nfs4_compound *c)
 	c->maxresp = ses->maxresp;
 	c->maxresp_cached = ses->maxresp_cached;
 	c->clientid = ses->cl->clientid;
+	c->client_linux = ses->cl->linux_impl;
 	ses->cl->renewed = nfs4_now();
 	xdr_put_fixed(c->res, id, sizeof(id));
 	xdr_put_u32(c->res, seq);

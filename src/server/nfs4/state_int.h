@@ -99,6 +99,7 @@ struct nfs4_client {
 	time_t renewed; /* monotonic seconds */
 	bool reclaim_complete;
 	bool may_reclaim; /* named in the previous instance's record */
+	bool linux_impl;  /* EXCHANGE_ID named the Linux kernel client */
 	struct nfs4_session *sessions;
 	struct nfs4_owner *owners;
 };

@@ -545,6 +545,19 @@ static int rp_encode_some(struct rp_state *r)
 	return 0;
 }
 
+/* The export's readplus_min_hole, or unset, the one for this client
+ * (exports.h). */
+static uint32_t rp_min_hole(const struct nfs4_compound *c)
+{
+	uint32_t v = c->cfh.rule ? c->cfh.rule->readplus_min_hole
+	                         : EXP_READPLUS_MIN_HOLE_AUTO;
+
+	if (v != EXP_READPLUS_MIN_HOLE_AUTO)
+		return v;
+	return c->client_linux ? EXP_READPLUS_MIN_HOLE_LINUX
+	                       : EXP_READPLUS_MIN_HOLE_DEFAULT;
+}
+
 uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 {
 	struct nfs4_stateid sid;
@@ -573,8 +586,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	    off < a.size ? (a.size - off > range ? off + range : a.size) : off;
 	r.pos = off;
 	r.size = a.size;
-	r.min_hole = c->cfh.rule ? c->cfh.rule->readplus_min_hole
-	                         : EXP_READPLUS_MIN_HOLE_DEFAULT;
+	r.min_hole = rp_min_hole(c);
 	r.zeroes = c->cfh.rule && (c->cfh.rule->flags & EXP_DETECT_ZEROES);
 	eofpos = c->res->len;
 	xdr_put_bool(c->res, false);

@@ -4,7 +4,9 @@
  * file's real SEEK_DATA/SEEK_HOLE map and contents:
  *   rp0  readplus_min_hole=0      every hole a HOLE segment
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
- *   rpdz detect_zeroes            allocated zero blocks sent as holes */
+ *   rpdz detect_zeroes            allocated zero blocks sent as holes
+ *   rpauto (no option)            by the client: 4096, or 16384 for a
+ *                                 session of a Linux kernel client */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -41,7 +43,10 @@ static void put_chan(struct xdr_out *x, uint32_t maxresp)
 	xdr_put_u32(x, 0);
 }
 
-static uint32_t make_session(void)
+/* A session of client owner (its implementation id impl_name in domain
+ * impl_domain, or none when NULL); it becomes the one compounds use. */
+static uint32_t make_session_as(const char *owner, const char *impl_domain,
+                                const char *impl_name)
 {
 	struct reply rep = {0};
 	struct cbuf b;
@@ -51,10 +56,17 @@ static uint32_t make_session(void)
 	c_begin(&b, 2);
 	op(&b, OP4_EXCHANGE_ID);
 	xdr_put_fixed(&b.x, "verifie2", 8);
-	xdr_put_string(&b.x, "readplus-test");
+	xdr_put_string(&b.x, owner);
 	xdr_put_u32(&b.x, 0);
 	xdr_put_u32(&b.x, 0); /* SP4_NONE */
-	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, impl_domain ? 1 : 0);
+	if (impl_domain) {
+		xdr_put_string(&b.x, impl_domain);
+		xdr_put_string(&b.x, impl_name);
+		xdr_put_u64(&b.x, 0); /* nii_date */
+		xdr_put_u32(&b.x, 0);
+	}
+	slot_seq = 0;
 	st = c_send(&b, &rep);
 	if (st == 0) {
 		res_next(&rep, OP4_EXCHANGE_ID);
@@ -78,6 +90,11 @@ static uint32_t make_session(void)
 	}
 	rep_free(&rep);
 	return st;
+}
+
+static uint32_t make_session(void)
+{
+	return make_session_as("readplus-test", NULL, NULL);
 }
 
 /* SEQUENCE, then PUTROOTFH and a LOOKUP per component of path; returns
@@ -382,7 +399,7 @@ static struct verdict read_all(const char *dir, const char *name,
 
 /* ---- tests ---- */
 
-static char rp0[96], rpbig[96], rpdz[96];
+static char rp0[96], rpbig[96], rpdz[96], rpauto[96];
 
 static const struct shape {
 	const char *name;
@@ -504,10 +521,64 @@ static void test_threshold(void)
 	CHECK(v.ok && v.holes == FSIZE && v.past == v.rpcs - 1,
 	      "hole in 64 KiB calls: each hole segment goes on to the end");
 	free(f.content);
+}
 
-	/* The default export (no option) keeps 4 KiB holes as holes. */
-	CHECK(EXP_READPLUS_MIN_HOLE_DEFAULT <= 4096,
-	      "default threshold sends block-sized holes");
+/* An export without readplus_min_hole: every hole a hole for most
+ * clients, holes under 16 KiB as zeros for the Linux kernel client (by
+ * its EXCHANGE_ID implementation id); a number set on the export holds
+ * for the Linux client too. Ends on a session of another implementation. */
+static void test_threshold_auto(void)
+{
+	static const char *const names[] = {"mixed-4d", "mixed-8d", "mixed-16h",
+	                                    "mixed-32d"};
+	static const uint64_t units[] = {4096, 8192, 16384, 32768};
+	static struct file f[4];
+	char msg[160];
+	struct verdict v;
+
+	for (int i = 0; i < 4; i++) {
+		make_file(rpauto, names[i], FSIZE, units[i], i == 2, false,
+		          false);
+		load_file(rpauto, names[i], &f[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		v = read_all(rpauto, names[i], &f[i], 1 << 20, 0, false);
+		snprintf(msg, sizeof(msg),
+		         "min_hole unset, a client without an implementation "
+		         "id: %s, every hole a HOLE segment",
+		         names[i]);
+		CHECK(v.ok && v.exact && v.tiny == 0 && v.holes == FSIZE / 2,
+		      msg);
+	}
+	CHECK(make_session_as("readplus-linux", "kernel.org",
+	                      "Linux 6.12.95+deb12-amd64 #1 SMP x86_64") == 0,
+	      "a session as the Linux kernel client");
+	for (int i = 0; i < 4; i++) {
+		v = read_all(rpauto, names[i], &f[i], 1 << 20,
+		             EXP_READPLUS_MIN_HOLE_LINUX, false);
+		snprintf(msg, sizeof(msg),
+		         "min_hole unset, the Linux client: %s, %s", names[i],
+		         units[i] < 16384 ? "holes as zeros in DATA"
+		                          : "holes as HOLE segments");
+		CHECK(v.ok && v.exact &&
+		          v.holes == (units[i] < 16384 ? 0 : FSIZE / 2),
+		      msg);
+	}
+	free(f[0].content);
+	make_file(rp0, "mixed-4d", FSIZE, 4096, false, false, false);
+	load_file(rp0, "mixed-4d", &f[0]);
+	v = read_all(rp0, "mixed-4d", &f[0], 1 << 20, 0, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2,
+	      "readplus_min_hole=0 on the export: the Linux client gets 4 KiB "
+	      "holes as holes");
+	CHECK(make_session_as("readplus-other", "example.org", "Linux-ish") ==
+	          0,
+	      "a session with another implementation id");
+	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 0, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2,
+	      "min_hole unset, another implementation: 8 KiB holes as holes");
+	for (int i = 0; i < 4; i++)
+		free(f[i].content);
 }
 
 static void test_detect_zeroes(void)
@@ -646,8 +717,8 @@ static void test_wide_count(void)
 
 static int setup(void)
 {
-	const char *specs[3];
-	char s0[160], s1[160], s2[160], err[256];
+	const char *specs[4];
+	char s0[160], s1[160], s2[160], s3[160], err[256];
 	struct export_table *t;
 	int rc;
 
@@ -657,6 +728,8 @@ static int setup(void)
 	snprintf(rp0, sizeof(rp0), "%s/rp0", base);
 	snprintf(rpbig, sizeof(rpbig), "%s/rpbig", base);
 	snprintf(rpdz, sizeof(rpdz), "%s/rpdz", base);
+	snprintf(rpauto, sizeof(rpauto), "%s/rpauto", base);
+	mkdir(rpauto, 0755);
 	mkdir(rp0, 0755);
 	mkdir(rpbig, 0755);
 	mkdir(rpdz, 0755);
@@ -672,10 +745,12 @@ static int setup(void)
 	         "%s:rw,insecure,no_root_squash,"
 	         "readplus_min_hole=0,detect_zeroes",
 	         rpdz);
+	snprintf(s3, sizeof(s3), "%s:rw,insecure,no_root_squash", rpauto);
 	specs[0] = s0;
 	specs[1] = s1;
 	specs[2] = s2;
-	rc = exports_load(NULL, specs, 3, &t, err, sizeof(err));
+	specs[3] = s3;
+	rc = exports_load(NULL, specs, 4, &t, err, sizeof(err));
 	if (rc) {
 		printf("# exports_load: %s\n", err);
 		return rc;
@@ -702,6 +777,23 @@ static void test_options(void)
 	      "readplus_min_hole=8k parsed; detect_zeroes off by default");
 	if (t)
 		exports_free(t);
+	snprintf(spec, sizeof(spec),
+	         "%s:readplus_min_hole=8k,"
+	         "readplus_min_hole=auto",
+	         rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].readplus_min_hole ==
+	              EXP_READPLUS_MIN_HOLE_AUTO,
+	      "readplus_min_hole=auto parsed");
+	if (t)
+		exports_free(t);
+	snprintf(spec, sizeof(spec), "%s:rw", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].readplus_min_hole ==
+	              EXP_READPLUS_MIN_HOLE_AUTO,
+	      "readplus_min_hole unset: auto");
+	if (t)
+		exports_free(t);
 }
 
 int main(void)
@@ -721,6 +813,7 @@ int main(void)
 	test_every_hole();
 	test_every_hole_inplace();
 	test_threshold();
+	test_threshold_auto();
 	test_wide_count();
 	test_detect_zeroes();
 	test_seek();
