@@ -767,7 +767,9 @@ static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
 	ssize_t total = 0, r = 0, rest;
 	int i = 0;
 
-	if (!pieces_cached(fd, pc, n))
+	/* One piece has no gap to skip: read as READ reads (a cold file
+	 * read without waiting lost 20% on xfs). */
+	if (n == 1 || !pieces_cached(fd, pc, n))
 		return pieces_span(fd, pc, n, 0);
 	for (; i < n; i++) {
 		struct iovec v = {.iov_base = pc[i].buf, .iov_len = pc[i].len};
