@@ -6,6 +6,9 @@
 #         libnfs nfs-cat v3 / v4.0 READ;
 #  server snfsd, and nfs-ganesha with its best READ (its READ_PLUS is broken);
 #  cache  warm (read once first) and cold (mkfiles evict before each run);
+#  pairs  the targets' ratios also from v4.1 READ and v4.2 READ_PLUS run in
+#         turn (server snfsd-ab, PAIR_RUNS each; warm, and cold for data;
+#         PAIRS_ONLY=1 measures just these);
 #  figures seconds (min, median of RUNS), MB/s, snfsd CPU seconds, and for
 #         snfsd v4.1/v4.2 the RPC count and reply bytes on the wire
 #         (nfs42probe, one run); the READ_PLUS tiny-hole policy
@@ -16,7 +19,7 @@
 #         (KVM=1|0|auto, bench/sparse_guest.sh -> sparse_kernel.{md,csv}).
 # Writes bench/results/sparse.{md,csv} and sparse-*.png (gnuplot).
 # usage: bench/sparse.sh [WORKDIR]
-#   SIZE_MIB=1024 FSES="ext4 xfs btrfs" RUNS=3 CACHES="warm cold"
+#   SIZE_MIB=1024 FSES="ext4 xfs btrfs" RUNS=3 PAIR_RUNS=7 CACHES="warm cold"
 #   SERVERS="snfsd ganesha" FILES="data hole mixed-4d ..." QUICK_FSES=""
 #   KVM=auto KVM_SIZE_MIB=64 KVM_FILES="..." KVM_MIN_HOLES="0 4096 ..."
 #   (QUICK_FSES: file systems measured with data, hole, mixed-4d only)
@@ -27,7 +30,8 @@ SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
 [ -d "$SHARED/tools" ] || SHARED=/work/shared
 PEERS=$SHARED/tools/peers
 W=$(realpath -m "${1:-/tmp/snfs-sparse}")
-SIZE_MIB=${SIZE_MIB:-1024} RUNS=${RUNS:-3}
+SIZE_MIB=${SIZE_MIB:-1024} RUNS=${RUNS:-3} PAIR_RUNS=${PAIR_RUNS:-7}
+PAIRS_ONLY=${PAIRS_ONLY:-} # set: only the pairs (and the limits)
 FSES=${FSES:-ext4 xfs btrfs} QUICK_FSES=${QUICK_FSES:-}
 CACHES=${CACHES:-warm cold} SERVERS=${SERVERS:-snfsd ganesha}
 ALL_FILES="data hole mixed-4d mixed-4h mixed-8d mixed-8h mixed-16d mixed-16h mixed-32d mixed-32h"
@@ -96,6 +100,36 @@ measure() { # cache file cmd...
 	}
 }
 
+# "min median cpu_s" of the times and CPU ticks given (as measure prints).
+summ() { # "t1 t2 ..." "c1 c2 ..."
+	printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {printf "%.4f %.4f ", a[1], a[int((NR+1)/2)]}'
+	printf '%s\n' $2 | sort -g | awk -v hz="$hz" '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]/hz}'
+}
+
+# The targets' pairs: v4.1 READ and v4.2 READ_PLUS in turn, PAIR_RUNS
+# each, so that both see the same load (on this shared machine the load
+# drifts between two blocks of runs by more than the effect).
+pair() { # cache fs file path w41 w42 (rpcs wire of each)
+	local cache=$1 p=$4 t1=() t2=() c1=() c2=() i v t0 c0
+	shift
+	"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.2" >/dev/null 2>&1 || return 0
+	for ((i = 0; i < PAIR_RUNS; i++)); do
+		for v in 4.1 4.2; do
+			[[ $cache == cold ]] && ./mkfiles evict "$p" >/dev/null
+			c0=$(ticks "$SPID")
+			t0=$EPOCHREALTIME
+			"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=$v" >/dev/null 2>&1 || return 0
+			if [[ $v == 4.1 ]]; then
+				t1+=("$(sub "$EPOCHREALTIME" "$t0")") c1+=($(($(ticks "$SPID") - c0)))
+			else
+				t2+=("$(sub "$EPOCHREALTIME" "$t0")") c2+=($(($(ticks "$SPID") - c0)))
+			fi
+		done
+	done
+	row "$1" "$2" $cache snfsd-ab snfs v4.1-READ "$(summ "${t1[*]}" "${c1[*]}")" $4 $5
+	row "$1" "$2" $cache snfsd-ab snfs v4.2-READ_PLUS "$(summ "${t2[*]}" "${c2[*]}")" $6 $7
+}
+
 row() { # fs file cache server client proto "min med cpu" rpcs wire
 	local mn md cpu
 	read -r mn md cpu <<<"$7"
@@ -138,10 +172,16 @@ run_fs() { # fs files
 	start_snfsd "$mnt"
 	for s in $SERVERS; do [[ $s == ganesha ]] && { "$PEERS/ganesha.sh" start "$mnt" $GP >&2 && GDIR=$mnt; }; done
 	sleep 1
+	local -A wires
 	for f in $files; do
+		if [[ -n $PAIRS_ONLY ]]; then
+			wires[$f]="$(wire "$mnt" "$f" 1) $(wire "$mnt" "$f" 2)"
+			continue
+		fi
 		local p=$mnt/$f w41 w42
 		w41=$(wire "$mnt" "$f" 1)
 		w42=$(wire "$mnt" "$f" 2)
+		wires[$f]="$w41 $w42"
 		for cache in $CACHES; do
 			r=$(measure $cache "$p" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=3")
 			row $fs $f $cache snfsd snfs v3-READ "$r" $((bytes >> 20)) $bytes
@@ -164,6 +204,11 @@ run_fs() { # fs files
 			fi
 		done
 	done
+	for f in $files; do
+		[[ $f == hole ]] || pair warm $fs $f "$mnt/$f" ${wires[$f]}
+		[[ $f != data ]] || pair cold $fs $f "$mnt/$f" ${wires[$f]}
+	done
+	[[ -n $PAIRS_ONLY ]] && { stop_servers; umount "$mnt"; rm -f "$W/$fs.img"; return; }
 	# The tiny-hole policy and detect_zeroes, end to end (warm, v4.2).
 	for mh in $MIN_HOLES; do
 		start_snfsd "$mnt" "readplus_min_hole=$mh"
