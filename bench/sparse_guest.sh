@@ -421,7 +421,10 @@ if pol:
     P("")
     if score:
         pick = min(score, key=lambda h: (round(score[h][0], 2), score[h][1]))
-        cur = "4096"
+        # the threshold snfsd gives this client unless the export sets one
+        # (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX)
+        cur = "16384"
+        dflt = "the Linux client's default (readplus_min_hole=auto, here %s)" % cur
         P("### Recommendation")
         P("")
         txt = []
@@ -433,25 +436,25 @@ if pol:
             dev = max(max(x, 1 / x) - 1 for x in (
                 agg[("snfsd", "min" + h, "4.2", f, m)]["med"] / agg[("snfsd", "min" + cur, "4.2", f, m)]["med"]
                 for h in twins for (f, m) in best))
-            txt.append("readplus_min_hole=%s send%s the same replies as 4096 here (the same reply bytes in every case),"
-                       " so %s differences from 4096 are run-to-run noise: up to %.0f%% between medians, which bounds"
+            txt.append("readplus_min_hole=%s send%s the same replies as %s here (the same reply bytes in every case),"
+                       " so %s differences from it are run-to-run noise: up to %.0f%% between medians, which bounds"
                        " what these runs can resolve." % (
-                           ", ".join(twins), "s" if len(twins) == 1 else "", "its" if len(twins) == 1 else "their",
+                           ", ".join(twins), "s" if len(twins) == 1 else "", cur, "its" if len(twins) == 1 else "their",
                            100 * dev))
         if cur in score and pick != cur and same(pick):
-            txt.append("Keep the default readplus_min_hole=4096: the best threshold by worst case, %s (worst %.2f, geo. mean %.2f),"
-                       " sends what 4096 sends (worst %.2f, geo. mean %.2f)." % (
-                           pick, score[pick][0], score[pick][1], score[cur][0], score[cur][1]))
+            txt.append("Keep %s: the best threshold by worst case, %s (worst %.2f, geo. mean %.2f),"
+                       " sends what %s sends (worst %.2f, geo. mean %.2f)." % (
+                           dflt, pick, score[pick][0], score[pick][1], cur, score[cur][0], score[cur][1]))
         elif cur in score and pick != cur and score[cur][0] - score[pick][0] <= spread:
-            txt.append("Keep the default readplus_min_hole=4096: the best threshold by worst case, %s (worst %.2f, geo. mean %.2f),"
-                       " beats 4096 (worst %.2f, geo. mean %.2f) by less than the run-to-run spread (%.0f%%)." % (
-                           pick, score[pick][0], score[pick][1], score[cur][0], score[cur][1], 100 * spread))
+            txt.append("Keep %s: the best threshold by worst case, %s (worst %.2f, geo. mean %.2f),"
+                       " beats it (worst %.2f, geo. mean %.2f) by less than the run-to-run spread (%.0f%%)." % (
+                           dflt, pick, score[pick][0], score[pick][1], score[cur][0], score[cur][1], 100 * spread))
         elif pick == cur:
-            txt.append("Keep the default readplus_min_hole=4096: it has the smallest worst case (%.2f x the best per case,"
-                       " geo. mean %.2f)." % score[cur])
+            txt.append("Keep %s: it has the smallest worst case (%.2f x the best per case,"
+                       " geo. mean %.2f)." % ((dflt,) + tuple(score[cur])))
         else:
-            txt.append("Change the default to readplus_min_hole=%s: worst case %.2f x the best per case (geo. mean %.2f)"
-                       " against %.2f (%.2f) for the current 4096, more than the run-to-run spread (%.0f%%)." % (
+            txt.append("Change the Linux client's default to readplus_min_hole=%s: worst case %.2f x the best per case (geo. mean %.2f)"
+                       " against %.2f (%.2f) for the current " + cur + ", more than the run-to-run spread (%.0f%%)." % (
                            pick, score[pick][0], score[pick][1], score.get(cur, (float("nan"),) * 2)[0],
                            score.get(cur, (float("nan"),) * 2)[1], 100 * spread))
         per = []
@@ -460,8 +463,8 @@ if pol:
                      key=lambda h: agg[("snfsd", "min" + h, "4.2", f, m)]["med"])
             kc = ("snfsd", "min" + cur, "4.2", f, m)
             k41 = ("snfsd", "default", "4.1", f, m)
-            per.append("%s %s: best %s (%.2f s), 4096 %.2fx, 4.1 READ %.2fx" % (
-                f, MODE[m], hb, best[(f, m)], agg[kc]["med"] / best[(f, m)] if kc in agg else float("nan"),
+            per.append("%s %s: best %s (%.2f s), %s %.2fx, 4.1 READ %.2fx" % (
+                f, MODE[m], hb, best[(f, m)], cur, agg[kc]["med"] / best[(f, m)] if kc in agg else float("nan"),
                 agg[k41]["med"] / best[(f, m)] if k41 in agg else float("nan")))
         txt.append("Per case (median / best): " + "; ".join(per) + ".")
         for f in mfiles:
