@@ -22,7 +22,7 @@
 # usage: bench/sparse_guest.sh [WORKDIR]
 #   SIZE_MIB=64 RUNS=3 FILES="data hole mixed-4d mixed-4h mixed-32d"
 #   MIN_HOLES="0 4096 8192 16384 65536" MH_FILES="mixed-4d mixed-4h mixed-32d"
-#   VERS="4.2 4.1" MODES="buf direct" SERVERS="snfsd knfsd"
+#   VERS="4.2 4.1" MODES="buf direct" SERVERS="snfsd knfsd" SNFSD_OPTS=""
 #   GUEST_MEM=3G GUEST_TIMEOUT=5400
 # (inside the guest it runs itself as: sparse_guest.sh --guest WORKDIR)
 set -uo pipefail
@@ -35,6 +35,7 @@ FILES=${FILES:-data hole mixed-4d mixed-4h mixed-32d}
 MIN_HOLES=${MIN_HOLES:-0 4096 8192 16384 65536}
 MH_FILES=${MH_FILES:-mixed-4d mixed-4h mixed-32d}
 VERS=${VERS:-4.2 4.1} MODES=${MODES:-buf direct} SERVERS=${SERVERS:-snfsd knfsd}
+SNFSD_OPTS=${SNFSD_OPTS:-} # more export options of the default snfsd (zerocopy)
 SP=22149 # snfsd, default policy; the MIN_HOLES instances take SP+1...
 EXP=/srv/sp M=/run/sp
 
@@ -140,7 +141,7 @@ guest_main() {
 	if [[ " $SERVERS " == *" knfsd "* ]]; then
 		NFSD_THREADS=8 "$KVM_DIR/knfsd-guest.sh" $EXP 2>&1 | sed 's/^/I|/'
 	fi
-	start_snfsd $SP
+	start_snfsd $SP "$SNFSD_OPTS"
 	i=1
 	for mh in $MIN_HOLES; do
 		start_snfsd $((SP + i)) "readplus_min_hole=$mh"
@@ -299,7 +300,7 @@ P("Files: %d MiB each. Each (server, policy, vers) is mounted once for the whole
   " dd (median run): READ + READ_PLUS calls, request bytes sent, reply bytes received (RPC headers included)."
   " *other* = any other RPC during the dd. verify = one more untimed read compared with the file on disk (cmp)." % (size, runs))
 for i in info:
-    if i.startswith(("mount ", "knfsd:", "allocated", "files made")):
+    if i.startswith(("mount ", "knfsd:", "allocated", "files made", "snfsd port")):
         P("- " + i)
 seen = set()
 for e in errs:
@@ -499,7 +500,8 @@ host_main() {
 	# NFS_KVM_KNFSD=1: run-guest's setup installs nfs-kernel-server if missing.
 	NFS_KVM_KNFSD=1 "$KVM_DIR/run-guest.sh" --mem "${GUEST_MEM:-3G}" --timeout "${GUEST_TIMEOUT:-5400}" -- \
 		SIZE_MIB="$SIZE_MIB" RUNS="$RUNS" FILES="'$FILES'" MIN_HOLES="'$MIN_HOLES'" MH_FILES="'$MH_FILES'" \
-		VERS="'$VERS'" MODES="'$MODES'" SERVERS="'$SERVERS'" bash "$ROOT/bench/sparse_guest.sh" --guest "$W" \
+		VERS="'$VERS'" MODES="'$MODES'" SERVERS="'$SERVERS'" SNFSD_OPTS="'$SNFSD_OPTS'" \
+		bash "$ROOT/bench/sparse_guest.sh" --guest "$W" \
 		>"$W/guest.out" 2>"$W/guest.err"
 	rc=$?
 	echo "sparse_guest: guest ran $(($(date +%s) - t0)) s, exit status $rc" >&2
