@@ -454,8 +454,8 @@ if pol:
             txt.append("Keep %s: it has the smallest worst case (%.2f x the best per case,"
                        " geo. mean %.2f)." % ((dflt,) + tuple(score[cur])))
         else:
-            txt.append("Change the Linux client's default to readplus_min_hole=%s: worst case %.2f x the best per case (geo. mean %.2f)"
-                       " against %.2f (%.2f) for the current " + cur + ", more than the run-to-run spread (%.0f%%)." % (
+            txt.append(("Change the Linux client's default to readplus_min_hole=%s: worst case %.2f x the best per case (geo. mean %.2f)"
+                        " against %.2f (%.2f) for the current " + cur + ", more than the run-to-run spread (%.0f%%).") % (
                            pick, score[pick][0], score[pick][1], score.get(cur, (float("nan"),) * 2)[0],
                            score.get(cur, (float("nan"),) * 2)[1], 100 * spread))
         per = []
