@@ -94,10 +94,7 @@ measure() { # cache file cmd...
 		t+=("$(sub "$EPOCHREALTIME" "$t0")")
 		c+=($(($([[ -n $SPID ]] && ticks "$SPID" || echo 0) - c0)))
 	done
-	{
-		printf '%s\n' "${t[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.4f %.4f ", a[1], a[int((NR+1)/2)]}'
-		printf '%s\n' "${c[@]}" | sort -g | awk -v hz="$hz" '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]/hz}'
-	}
+	summ "${t[*]}" "${c[*]}"
 }
 
 # "min median cpu_s" of the times and CPU ticks given (as measure prints).

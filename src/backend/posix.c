@@ -586,6 +586,21 @@ int posix_read_permitted(int fd, const struct stat *st,
 	return rc;
 }
 
+/* The cached fd of h for a read by cr: 0 with *ref held, or -errno. */
+static int read_fd_get(struct bk_export *ex, const struct bk_cred *cr,
+                       const struct bk_handle *h, struct fd_ref *ref,
+                       struct stat *st)
+{
+	int rc = fd_cache_get(ex, h, false, ref, st);
+
+	if (rc != 0)
+		return rc;
+	rc = posix_read_permitted(ref->fd, st, cr);
+	if (rc != 0)
+		fd_cache_put(ex->fds, ref);
+	return rc;
+}
+
 /* The read of px_read and px_read_attr; after (may be NULL) gets the
  * attributes from an fstat after the read, or the ones before it if that
  * fails (on an open fd it cannot, short of EIO). */
@@ -604,14 +619,9 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
 		count += iov[i].iov_len;
 	if (count > SSIZE_MAX)
 		return -EINVAL;
-	rc = fd_cache_get(ex, h, false, &ref, &st);
+	rc = read_fd_get(ex, cr, h, &ref, &st);
 	if (rc != 0)
 		return rc;
-	rc = posix_read_permitted(ref.fd, &st, cr);
-	if (rc != 0) {
-		fd_cache_put(ex->fds, &ref);
-		return rc;
-	}
 	if (off >= (uint64_t)st.st_size || off > INT64_MAX) {
 		n = 0;
 	} else {
@@ -809,14 +819,9 @@ static ssize_t px_read_pieces(struct bk_export *ex, const struct bk_cred *cr,
 			return -EINVAL;
 		want += pc[i].len;
 	}
-	rc = fd_cache_get(ex, h, false, &ref, &st);
+	rc = read_fd_get(ex, cr, h, &ref, &st);
 	if (rc != 0)
 		return rc;
-	rc = posix_read_permitted(ref.fd, &st, cr);
-	if (rc != 0) {
-		fd_cache_put(ex->fds, &ref);
-		return rc;
-	}
 	if (n == 0 || pc[0].off >= (uint64_t)st.st_size ||
 	    pc[n - 1].off > INT64_MAX - pc[n - 1].len)
 		got = 0;
