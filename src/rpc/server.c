@@ -885,7 +885,10 @@ static struct pool_job *loop_dispatch(struct rpc_server *srv)
 	} else {
 		mine = NULL;
 	}
-	pool_submit_batch(srv->pool, &b, srv->burst_wake);
+	/* this thread runs calls too: the burst's share of wake-ups is
+	 * one fewer, and it takes queued calls after its own */
+	pool_submit_batch(srv->pool, &b,
+	                  mine ? srv->burst_wake - 1 : srv->burst_wake);
 	return mine;
 }
 
