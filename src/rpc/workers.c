@@ -139,6 +139,29 @@ void pool_kick(struct worker_pool *pool)
 		pthread_cond_signal(&pool->cond);
 }
 
+/* See workers.h: under the lock, so the waiting thread counted here is
+ * one nobody else has woken (pool_submit_batch wakes only threads that are
+ * idle and not yet woken, and this one is marked woken at once). */
+bool pool_handoff(struct worker_pool *pool, struct pool_job *job)
+{
+	bool wake;
+
+	pthread_mutex_lock(&pool->lock);
+	wake = !pool->stopping && pool->idle > pool->woken;
+	if (wake) {
+		job->next = pool->head;
+		pool->head = job;
+		if (!pool->tail)
+			pool->tail = job;
+		atomic_fetch_add(&pool->queued, 1);
+		pool->woken++;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (wake)
+		pthread_cond_signal(&pool->cond);
+	return wake;
+}
+
 /* Queue a job: a batch of one. */
 void pool_submit(struct worker_pool *pool, struct pool_job *job)
 {

@@ -40,6 +40,12 @@ bool pool_backlog(struct worker_pool *pool);
 /* Jobs have waited a while with nobody taking them (the awake threads are
  * blocked in slow calls): wake one more waiting thread, if any. */
 void pool_kick(struct worker_pool *pool);
+/* Put job at the head of the queue and wake a waiting thread for it, but
+ * only when a thread waits that nobody has woken yet: true then; false,
+ * and nothing queued, when every thread is busy or already on its way. The
+ * event loop hands itself over this way (server.c), so it never waits
+ * behind queued calls. */
+bool pool_handoff(struct worker_pool *pool, struct pool_job *job);
 /* Stop: running jobs finish, queued ones are cancelled, threads joined,
  * everything freed. */
 void pool_stop(struct worker_pool *pool);
