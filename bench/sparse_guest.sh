@@ -191,10 +191,10 @@ guest_main() {
 
 # guest.out -> $RES/sparse_kernel.{csv,md}
 report() { # guest.out guest_seconds
-	python3 - "$1" "$RES" "$SIZE_MIB" "$RUNS" "$2" "$MIN_HOLES" <<'PY'
-import collections, datetime, math, os, sys
+	python3 - "$1" "$RES" "$SIZE_MIB" "$RUNS" "$2" "$MIN_HOLES" "$ROOT/src/server/exports.h" <<'PY'
+import collections, datetime, math, os, re, sys
 
-out, res, size, runs, gsec, mhs = sys.argv[1:7]
+out, res, size, runs, gsec, mhs, hdr = sys.argv[1:8]
 size, runs, nbytes = int(size), int(runs), int(size) << 20
 MH = mhs.split()
 rows = collections.defaultdict(list)  # (server, policy, vers, file, mode) -> runs
@@ -370,13 +370,31 @@ for f in files:
 P("")
 
 pol = [k for k in agg if k[1].startswith("min")]
+# the threshold snfsd gives this client unless the export sets one
+# (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX in exports.h)
+cur = "4096"
+try:
+    cur = re.search(r"#define EXP_READPLUS_MIN_HOLE_LINUX (\d+)", open(hdr).read()).group(1)
+except (OSError, AttributeError):
+    pass
+# Not run as a policy of its own: the default instance is that policy when
+# it runs with no export options (its rows stand in for it).
+cur_alias = bool(pol) and cur not in MH and any(
+    re.match(r"snfsd port \d+ options '\(defaults\)'", i) for i in info)
+if cur_alias:
+    for k in list(agg):
+        if k[:3] == ("snfsd", "default", "4.2") and any(p[3:] == k[3:] for p in pol):
+            agg[("snfsd", "min" + cur, "4.2") + k[3:]] = agg[k]
+    MH = sorted(MH + [cur], key=int)
 if pol:
     mfiles = [f for f in files if any(k[3] == f for k in pol)]
     P("## The tiny-hole policy: snfsd readplus_min_hole (vers=4.2, the kernel client)")
     P("")
     P("Holes shorter than readplus_min_hole go as zeros inside a DATA segment. In mixed-4d/4h every hole is"
       " 4 KiB (a HOLE segment at 0 and 4096, zeros from 8192 up); in mixed-32d 32 KiB (zeros at 65536)."
-      " Reference rows: snfsd vers=4.1 READ and knfsd vers=4.2 from the matrix above (other mounts, same runs).")
+      " Reference rows: snfsd vers=4.1 READ and knfsd vers=4.2 from the matrix above (other mounts, same runs)." +
+      (" The %s rows are the default instance's (readplus_min_hole=auto is %s for this client)." % (cur, cur)
+       if cur_alias else ""))
     P("")
     P("| file | read | readplus_min_hole | min s | median s | max s | RPCs | bytes received | recv/file | median / best |")
     P("|---|---|---|---|---|---|---|---|---|---|")
@@ -422,9 +440,6 @@ if pol:
     P("")
     if score:
         pick = min(score, key=lambda h: (round(score[h][0], 2), score[h][1]))
-        # the threshold snfsd gives this client unless the export sets one
-        # (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX)
-        cur = "16384"
         dflt = "the Linux client's default (readplus_min_hole=auto, here %s)" % cur
         P("### Recommendation")
         P("")

@@ -5,7 +5,8 @@
  *   rp0  readplus_min_hole=0      every hole a HOLE segment
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
  *   rpdz detect_zeroes            allocated zero blocks sent as holes
- *   rpauto (no option)            by the client: 4096, or 16384 for a
+ *   rpauto (no option)            by the client: 4096, or
+ *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
  *                                 session of a Linux kernel client */
 #include <errno.h>
 #include <fcntl.h>
@@ -524,15 +525,16 @@ static void test_threshold(void)
 }
 
 /* An export without readplus_min_hole: every hole a hole for most
- * clients, holes under 16 KiB as zeros for the Linux kernel client (by
- * its EXCHANGE_ID implementation id); a number set on the export holds
- * for the Linux client too. Ends on a session of another implementation. */
+ * clients, holes under EXP_READPLUS_MIN_HOLE_LINUX as zeros for the Linux
+ * kernel client (by its EXCHANGE_ID implementation id); a number set on
+ * the export holds for the Linux client too. Ends on a session of another
+ * implementation. */
 static void test_threshold_auto(void)
 {
 	static const char *const names[] = {"mixed-4d", "mixed-8d", "mixed-16h",
 	                                    "mixed-32d"};
 	static const uint64_t units[] = {4096, 8192, 16384, 32768};
-	static struct file f[4];
+	static struct file f[4], g;
 	char msg[160];
 	struct verdict v;
 
@@ -558,12 +560,23 @@ static void test_threshold_auto(void)
 		             EXP_READPLUS_MIN_HOLE_LINUX, false);
 		snprintf(msg, sizeof(msg),
 		         "min_hole unset, the Linux client: %s, %s", names[i],
-		         units[i] < 16384 ? "holes as zeros in DATA"
-		                          : "holes as HOLE segments");
+		         units[i] < EXP_READPLUS_MIN_HOLE_LINUX
+		             ? "holes as zeros in DATA"
+		             : "holes as HOLE segments");
 		CHECK(v.ok && v.exact &&
-		          v.holes == (units[i] < 16384 ? 0 : FSIZE / 2),
+		          v.holes == (units[i] < EXP_READPLUS_MIN_HOLE_LINUX
+		                          ? 0
+		                          : FSIZE / 2),
 		      msg);
 	}
+	make_file(rpbig, "mixed-8d", FSIZE, 8192, false, false, false);
+	load_file(rpbig, "mixed-8d", &g);
+	v = read_all(rpbig, "mixed-8d", &g, 1 << 20, 65536, false);
+	CHECK(
+	    v.ok && v.exact && v.holes == 0,
+	    "readplus_min_hole=64k on the export: the Linux client gets 8 KiB "
+	    "holes as zeros");
+	free(g.content);
 	free(f[0].content);
 	make_file(rp0, "mixed-4d", FSIZE, 4096, false, false, false);
 	load_file(rp0, "mixed-4d", &f[0]);
