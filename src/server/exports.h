@@ -32,12 +32,13 @@ enum {
 /* READ_PLUS sends holes shorter than readplus_min_hole as zeros inside
  * DATA. Unset, that may depend on the client (the Linux kernel client is
  * told apart by its EXCHANGE_ID implementation id), and today it does
- * not: measured in the guest (bench/results/stop21, 7 runs), the 6.12
- * client read 4 KiB-segment files with dd bs=1M 7-22% faster with every
- * hole a hole than with holes under 16 KiB as zeros, and with iflag=direct
- * within the run-to-run spread (0-5% slower), while half the bytes went
- * on the wire. An earlier, noisier guest had the direct reads up to 1.5x
- * READ, which is what 16384 was chosen for. */
+ * not: measured in the guest (bench/results/stop21, three runs of 7), the
+ * 6.12 client read 4 KiB-segment files with dd bs=1M 7-22% faster with
+ * every hole a hole than with holes under 16 KiB as zeros, and with
+ * iflag=direct bs=128K 0-11% slower (run-to-run spread 6-13%), while
+ * half the bytes went on the wire: buffered reads and the wire win over
+ * one call at a time. An earlier, noisier guest had the direct reads up
+ * to 1.5x READ, which is what 16384 was chosen for. */
 #define EXP_READPLUS_MIN_HOLE_AUTO UINT32_MAX
 #define EXP_READPLUS_MIN_HOLE_DEFAULT 4096
 #define EXP_READPLUS_MIN_HOLE_LINUX 4096
