@@ -242,10 +242,27 @@ static const char *name(const char *how, const char *what)
 	return buf;
 }
 
+/* Drop the pages of [off, off + len) of the file from the page cache. */
+static void evict_range(const char *rel, off_t off, off_t len)
+{
+	char p[128];
+	int fd;
+
+	path_of(p, sizeof(p), rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return;
+	posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
 /* read_pieces (READ_PLUS's data segments): the same bytes whether the
- * pages are cached (one read per piece) or not (one preadv over the span,
- * the gaps into scratch, a new span after a wide gap or a full iovec
- * array), the end of the file cutting it short. */
+ * pages are cached (a read per group of pieces with gaps up to 16 KiB)
+ * or not (one preadv over the span, the gaps into scratch, a new span
+ * after a wide gap or a full iovec array), the end of the file cutting
+ * it short, or a page gone from the cache in the middle of a group (the
+ * read without waiting stops there, in a gap or in a piece, and the rest
+ * goes by the span). */
 static void test_read_pieces(const struct bk_handle *root)
 {
 	const size_t size = 300000; /* not a page multiple */
@@ -293,6 +310,25 @@ static void test_read_pieces(const struct bk_handle *root)
 		CHECK(n == (ssize_t)w && w == 8096 && eof &&
 		          memcmp(got, want, w) == 0,
 		      name(how, "cut short by the end of the file"));
+	}
+	for (int k = 0; k < 3; k++) {
+		/* one page of a group evicted: in a gap, at a piece's start,
+		 * in a piece's middle (12288: the second page of {8192, 8192})
+		 */
+		const uint64_t grp[][2] = {{0, 4096},
+		                           {8192, k == 2 ? 8192 : 4096},
+		                           {20480, 4096},
+		                           {28672, 4096}};
+		const off_t gone[] = {16384, 8192, 12288};
+
+		w = expect_some(file, size, grp, 4, want);
+		n = read_some(&root_cr, &h, grp, 4, got, &eof); /* caches */
+		evict_range("pieces", gone[k], 4096);
+		n = read_some(&root_cr, &h, grp, 4, got, &eof);
+		CHECK(n == (ssize_t)w && !eof && memcmp(got, want, w) == 0,
+		      name("one page evicted", k == 0   ? "in a gap"
+		                               : k == 1 ? "a piece's first"
+		                                        : "a piece's second"));
 	}
 	CHECK(read_some(&root_cr, &h, beyond, 2, got, &eof) == 0 && eof,
 	      "read_pieces past the end: nothing, eof");
