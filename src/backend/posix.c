@@ -668,8 +668,7 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
  * after all, the rest goes by preadv over the span, gaps up to
  * GAP_SCRATCH included, with the readahead the disk needs. */
 #define MERGE_GAP (16u << 10)   /* cached: wider gaps end a group */
-#define GAP_SCRATCH (64u << 10) /* from the disk: wider gaps start a new span  \
-	                         */
+#define GAP_SCRATCH (64u << 10) /* from the disk: wider ones, a new span */
 #define SPAN_IOV 1024           /* IOV_MAX */
 
 #ifndef __NR_cachestat
