@@ -746,101 +746,67 @@ static void span_add(struct span *sp, void *buf, size_t len, bool gap)
 	sp->end += len;
 }
 
-/* The pieces by preadv over their span (the first one's first skip
- * bytes already read), the gaps read into scratch. Returns the bytes of
- * the pieces read, or -errno. */
-static ssize_t pieces_span(int fd, const struct bk_piece *pc, int n,
-                           size_t skip)
-{
-	struct span span, *sp = &span;
-	ssize_t total = 0, got = 0;
-	bool ended = false;
-
-	sp->n = 0;
-	for (int i = 0; i < n && !ended && got >= 0; i++) {
-		size_t k = i == 0 ? skip : 0;
-		uint64_t off = pc[i].off + k;
-
-		if (sp->n > 0 &&
-		    (off - sp->end > GAP_SCRATCH || sp->n + 2 > SPAN_IOV)) {
-			got = span_read(fd, sp, 0, &ended);
-			total += got > 0 ? got : 0;
-			if (got < 0 || ended)
-				break;
-		}
-		if (sp->n == 0)
-			sp->off = sp->end = off;
-		else if (off > sp->end)
-			span_add(sp, scratch, (size_t)(off - sp->end), true);
-		span_add(sp, (uint8_t *)pc[i].buf + k, pc[i].len - k, false);
-	}
-	if (got >= 0 && !ended && sp->n > 0) {
-		got = span_read(fd, sp, 0, &ended);
-		total += got > 0 ? got : 0;
-	}
-	return got < 0 ? got : total;
-}
-
-/* From the first piece on (the pieces before *i read), the pieces one
- * group at a time from the page cache, without waiting: a group takes
- * pieces while the gap to the next is at most MERGE_GAP, so one read
- * copies those gaps into scratch instead of a read per piece. Returns the
- * bytes read (*i: the first piece not read whole, *skip: its bytes read)
- * or -errno; *i == n when all were read. */
-static ssize_t pieces_nowait(int fd, const struct bk_piece *pc, int n, int *i,
-                             size_t *skip)
+/* The pieces from piece *i on (its first *skip bytes already read), by
+ * preadv2 (flags: RWF_*) over spans: gaps up to gap_max are read into
+ * scratch, a wider one or a full iovec array starts a new span. Stops at
+ * the first short read (the file's end, or with RWF_NOWAIT a page not in
+ * the cache) with *i the first piece not read whole and *skip its bytes
+ * read; *i == n when all were read. Returns the bytes of the pieces read,
+ * or -errno. */
+static ssize_t pieces_spans(int fd, const struct bk_piece *pc, int n, int *i,
+                            size_t *skip, size_t gap_max, int flags)
 {
 	struct span span, *sp = &span;
 	ssize_t total = 0, got;
 	bool ended = false;
+	size_t d;
 	int j;
 
-	*skip = 0;
-	for (; *i < n; *i = j) {
+	while (*i < n && !ended) {
 		sp->n = 0;
-		sp->off = sp->end = pc[*i].off;
+		sp->off = sp->end = pc[*i].off + *skip;
 		for (j = *i; j < n && sp->n + 2 <= SPAN_IOV; j++) {
-			if (j > *i && pc[j].off - sp->end > MERGE_GAP)
+			size_t k = j == *i ? *skip : 0;
+
+			if (j > *i && pc[j].off - sp->end > gap_max)
 				break;
 			if (pc[j].off > sp->end)
 				span_add(sp, scratch,
 				         (size_t)(pc[j].off - sp->end), true);
-			span_add(sp, pc[j].buf, pc[j].len, false);
+			span_add(sp, (uint8_t *)pc[j].buf + k, pc[j].len - k,
+			         false);
 		}
-		got = span_read(fd, sp, RWF_NOWAIT, &ended);
-		if (got == -EAGAIN || got == -EOPNOTSUPP)
+		got = span_read(fd, sp, flags, &ended);
+		if (flags && (got == -EAGAIN || got == -EOPNOTSUPP))
 			got = 0, ended = true;
 		if (got < 0)
 			return got;
 		total += got;
-		if (ended) {
-			/* short: the file's end, or pages not in the cache */
-			*skip = (size_t)got;
-			while (*i < j && *skip >= pc[*i].len)
-				*skip -= pc[(*i)++].len;
-			break;
-		}
+		for (d = (size_t)got + *skip; *i < j && d >= pc[*i].len;)
+			d -= pc[(*i)++].len;
+		*skip = *i < j ? d : 0;
 	}
 	return total;
 }
 
-/* The pieces from the page cache while they are there, the rest as a
- * span. Returns the bytes read or -errno. */
+/* The pieces from the page cache while they are there, in groups with
+ * gaps up to MERGE_GAP, the rest as spans that wait for the disk.
+ * Returns the bytes read or -errno. */
 static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
                            uint64_t size)
 {
 	ssize_t total, rest;
-	size_t skip;
+	size_t skip = 0;
 	int i = 0;
 
 	/* One piece has no gap to skip: read as READ reads (a cold file
 	 * read without waiting lost 20% on xfs). */
 	if (n == 1 || !pieces_cached(fd, pc, n))
-		return pieces_span(fd, pc, n, 0);
-	total = pieces_nowait(fd, pc, n, &i, &skip);
+		return pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);
+	total = pieces_spans(fd, pc, n, &i, &skip, MERGE_GAP, RWF_NOWAIT);
 	if (total < 0 || i == n || pc[i].off + skip >= size)
 		return total; /* done, failed, or the end of the file */
-	rest = pieces_span(fd, pc + i, n - i, skip);
+	rest = pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);
 	return rest < 0 ? rest : total + rest;
 }
 

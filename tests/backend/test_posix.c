@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -218,31 +219,9 @@ static size_t expect_some(const uint8_t *file, size_t size,
 	return at;
 }
 
-/* Drop the file's pages from the page cache, so the read must wait for
- * the disk (and read_pieces takes its span path). */
-static void evict(const char *rel)
-{
-	char p[128];
-	int fd;
-
-	path_of(p, sizeof(p), rel);
-	fd = open(p, O_RDONLY);
-	if (fd < 0)
-		return;
-	fdatasync(fd);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-}
-
-static const char *name(const char *how, const char *what)
-{
-	static char buf[128];
-
-	snprintf(buf, sizeof(buf), "read_pieces %s: %s", how, what);
-	return buf;
-}
-
-/* Drop the pages of [off, off + len) of the file from the page cache. */
+/* Write the file's dirty pages back and drop those of [off, off + len)
+ * (len 0: to the end) from the page cache, so a read of them must wait
+ * for the disk (and read_pieces takes its span path there). */
 static void evict_range(const char *rel, off_t off, off_t len)
 {
 	char p[128];
@@ -252,8 +231,64 @@ static void evict_range(const char *rel, off_t off, off_t len)
 	fd = open(p, O_RDONLY);
 	if (fd < 0)
 		return;
+	fdatasync(fd);
 	posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
 	close(fd);
+}
+
+static void evict(const char *rel)
+{
+	evict_range(rel, 0, 0);
+}
+
+/* Bring [0, len) of the file into the page cache one page at a time,
+ * without readahead: the pages then sit in folios of one page each, and
+ * evict_range can drop a single one (a large folio stays whole). */
+static void cache_pages(const char *rel, off_t len)
+{
+	char p[128], b[4096];
+	int fd;
+
+	evict(rel);
+	path_of(p, sizeof(p), rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	for (off_t o = 0; o < len; o += 4096)
+		if (pread(fd, b, sizeof(b), o) < 0)
+			break;
+	close(fd);
+}
+
+/* Whether the page at off of the file is in the page cache. */
+static bool resident(const char *rel, off_t off)
+{
+	unsigned char v = 0;
+	char p[128];
+	void *m;
+	int fd;
+
+	path_of(p, sizeof(p), rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return false;
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, off);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	if (mincore(m, 4096, &v) != 0)
+		v = 0;
+	munmap(m, 4096);
+	return v & 1;
+}
+
+static const char *name(const char *how, const char *what)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "read_pieces %s: %s", how, what);
+	return buf;
 }
 
 /* read_pieces (READ_PLUS's data segments): the same bytes whether the
@@ -322,8 +357,12 @@ static void test_read_pieces(const struct bk_handle *root)
 		const off_t gone[] = {16384, 8192, 12288};
 
 		w = expect_some(file, size, grp, 4, want);
-		n = read_some(&root_cr, &h, grp, 4, got, &eof); /* caches */
+		cache_pages("pieces", 32768);
 		evict_range("pieces", gone[k], 4096);
+		CHECK(resident("pieces", gone[k] - 4096) &&
+		          !resident("pieces", gone[k]) &&
+		          resident("pieces", gone[k] + 4096),
+		      "one page evicted: only that page left the cache");
 		n = read_some(&root_cr, &h, grp, 4, got, &eof);
 		CHECK(n == (ssize_t)w && !eof && memcmp(got, want, w) == 0,
 		      name("one page evicted", k == 0   ? "in a gap"
