@@ -12,6 +12,8 @@
 #include "rpc/rpc_int.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -91,17 +93,45 @@ static ssize_t send_part(int sock, const struct xdr_out *x, uint32_t k,
 	                 left < sizeof(zeros) ? left : sizeof(zeros), true);
 }
 
+/* The socket has TCP_NODELAY (replies must not wait for Nagle), so each
+ * sendfile that ends a part pushes a segment of its own: a READ_PLUS
+ * reply of 4 KiB pieces went out as a packet per piece. Corked, the
+ * stream leaves in full segments and the last one at the uncork. */
+static void cork(int sock, int on)
+{
+	setsockopt(sock, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
+/* Past the end of what it was in, the next place of the stream: a part
+ * ended gives the buffer from its position on, a buffer span ended at a
+ * part gives that part (empty ones are passed over). */
+static void advance(const struct xdr_out *x, uint32_t *k, bool *in_part,
+                    uint64_t *pos)
+{
+	for (;;) {
+		if (*in_part && *pos == x->parts[*k].len)
+			*in_part = false, *pos = x->parts[(*k)++].at;
+		else if (!*in_part && *k < x->nparts && *pos == x->parts[*k].at)
+			*in_part = true, *pos = 0;
+		else
+			return;
+	}
+}
+
 ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 {
-	uint64_t total = xdr_out_size(x), sent = 0;
+	uint64_t total = xdr_out_size(x), sent = 0, pos;
+	bool corked = x->nparts > 1, broken = false, in_part;
+	uint32_t k;
 
+	if (corked)
+		cork(sock, 1);
+	/* found once: a reply of many small parts is not walked per part */
+	locate(x, off, &k, &in_part, &pos);
 	while (off + sent < total) {
-		uint32_t k;
-		bool in_part;
-		uint64_t pos;
 		ssize_t r;
 
-		locate(x, off + sent, &k, &in_part, &pos);
+		advance(x, &k, &in_part, &pos);
 		if (in_part) {
 			r = send_part(sock, x, k, pos);
 		} else {
@@ -109,11 +139,14 @@ ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 			r = send_once(sock, x->buf + pos, end - (size_t)pos,
 			              k < x->nparts);
 		}
-		if (r < 0)
-			return -1;
-		if (r == 0)
+		if (r <= 0) {
+			broken = r < 0;
 			break;
+		}
 		sent += (uint64_t)r;
+		pos += (uint64_t)r;
 	}
-	return (ssize_t)sent;
+	if (corked)
+		cork(sock, 0);
+	return broken ? -1 : (ssize_t)sent;
 }
