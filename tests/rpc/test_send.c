@@ -40,25 +40,29 @@ static void *drain(void *arg)
 }
 
 /* A connected TCP pair over loopback, the sending side non-blocking
- * with a small buffer (partial sends). */
-static int tcp_pair(int *snd, int *rcv)
+ * with a send buffer of sndbuf bytes (small: partial sends), the
+ * receiving side's of rcvbuf (0: the default). */
+static int tcp_pair(int *snd, int *rcv, int sndbuf, int rcvbuf)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
 	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), small = 16384;
+	int l = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
 	    listen(l, 1) < 0 || getsockname(l, (struct sockaddr *)&a, &al) < 0)
 		return -1;
 	*rcv = socket(AF_INET, SOCK_STREAM, 0);
+	if (rcvbuf > 0)
+		setsockopt(*rcv, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+		           sizeof(rcvbuf));
 	if (connect(*rcv, (struct sockaddr *)&a, sizeof(a)) < 0)
 		return -1;
 	*snd = accept(l, NULL, NULL);
 	close(l);
 	if (*snd < 0)
 		return -1;
-	setsockopt(*snd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	setsockopt(*snd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	return fcntl(*snd, F_SETFL, O_NONBLOCK);
 }
 
@@ -73,7 +77,7 @@ static ssize_t send_all(const struct xdr_out *x, uint8_t *out, size_t cap,
 	struct sink s;
 	pthread_t t;
 
-	if (tcp_pair(&snd, &rcv) < 0)
+	if (tcp_pair(&snd, &rcv, 16384, 0) < 0)
 		return -1;
 	s = (struct sink){.fd = rcv, .buf = out, .want = cap};
 	pthread_create(&t, NULL, drain, &s);
@@ -156,27 +160,15 @@ static unsigned segs_out(int fd)
  * uncorked that was a segment per part). 0 on failure. */
 static unsigned segs_of_many_parts(int file)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	static uint8_t sink[40 * 4100];
-	socklen_t al = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, big = 1 << 20;
 	unsigned before, segs = 0;
 	struct xdr_out x;
 	size_t got = 0, off = 0;
-	int snd, rcv;
+	int snd, rcv, one = 1;
 	bool ok;
 
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(l, 1) < 0 || getsockname(l, (struct sockaddr *)&a, &al) < 0)
+	if (tcp_pair(&snd, &rcv, 1 << 20, 1 << 20) < 0)
 		return 0;
-	rcv = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(rcv, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-	if (connect(rcv, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return 0;
-	snd = accept(l, NULL, NULL);
-	close(l);
-	setsockopt(snd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 	setsockopt(snd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	ok = xdr_out_init(&x, 256, 1 << 20) == 0;
 	xdr_out_allow_file(&x);
