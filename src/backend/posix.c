@@ -318,6 +318,7 @@ static int px_export_open(const char *path, struct bk_export **out)
 	rc = hole_map_cache_new(&ex->holes);
 	if (rc != 0)
 		goto err_dirs;
+	(void)posix_merge_gap(); /* timed now, not in the first READ_PLUS */
 	*out = ex;
 	return 0;
 err_dirs:
@@ -651,25 +652,23 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
  *
  * A READ_PLUS reply of a file alternating 4 KiB of data and of hole wants
  * every other page. From the page cache, a read per piece costs a system
- * call per 4 KiB, and on this machine a system call costs more than
- * copying a few pages: so pieces go in groups, one read each, while the
- * gap to the next piece is at most MERGE_GAP, the gaps read into scratch.
- * Measured (512 MiB seed files, snfs cat, snfsd's CPU, medians of 7,
- * stop 22): with a read per piece, mixed-4d 0.188 s / 0.19 s of CPU and
- * mixed-8d 0.184 s / 0.14 s; grouping gaps up to 16 KiB, 0.151 s / 0.10 s
- * and 0.156 s / 0.10 s; mixed-16d, 16h and 32d even, data unchanged.
- * (An earlier machine had a read per piece ahead of one read over all of
- * a mixed-8d span, 0.25 s against 0.28 s: where system calls are cheap,
- * 16 KiB may copy more than it saves, but by less than it wins here.)
+ * call per 4 KiB, and where a system call costs more than copying a few
+ * pages, pieces go in groups, one read each, while the gap to the next
+ * piece is at most posix_merge_gap() (readgap.c: timed at start, 0 to
+ * 64 KiB), the gaps read into scratch. Measured (512 MiB seed files, snfs
+ * cat, snfsd's CPU, medians of 7, stop 22, a system call ~1.8 us): with
+ * a read per piece, mixed-4d 0.188 s / 0.19 s of CPU and mixed-8d
+ * 0.184 s / 0.14 s; grouping gaps up to 16 KiB, 0.151 s / 0.10 s and
+ * 0.156 s / 0.10 s. On stop 24's machine (a call ~0.3 us) a read per
+ * piece was 8-10% faster on mixed-4d and 8d than 16 KiB groups.
  * From the disk, reads that skip every other page defeat readahead (a
  * cold 1 GiB of 4 KiB pieces: 8.3 s against 1.8 s). So pieces are read
  * in groups only where cachestat(2) finds their pages in the cache, and
  * without waiting (RWF_NOWAIT): from the first piece that is not there
  * after all, the rest goes by preadv over the span, gaps up to
  * GAP_SCRATCH included, with the readahead the disk needs. */
-#define MERGE_GAP (16u << 10)   /* cached: wider gaps end a group */
-#define GAP_SCRATCH (64u << 10) /* from the disk: wider ones, a new span */
-#define SPAN_IOV 1024           /* IOV_MAX */
+#define GAP_SCRATCH POSIX_MERGE_GAP_MAX /* from the disk: wider, new span */
+#define SPAN_IOV 1024                   /* IOV_MAX */
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451 /* Linux 6.5; Debian 12's headers predate it */
@@ -790,7 +789,7 @@ static ssize_t pieces_spans(int fd, const struct bk_piece *pc, int n, int *i,
 }
 
 /* The pieces from the page cache while they are there, in groups with
- * gaps up to MERGE_GAP, the rest as spans that wait for the disk.
+ * gaps up to posix_merge_gap(), the rest as spans that wait for the disk.
  * Returns the bytes read or -errno. */
 static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
                            uint64_t size)
@@ -803,7 +802,8 @@ static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
 	 * read without waiting lost 20% on xfs). */
 	if (n == 1 || !pieces_cached(fd, pc, n))
 		return pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);
-	total = pieces_spans(fd, pc, n, &i, &skip, MERGE_GAP, RWF_NOWAIT);
+	total =
+	    pieces_spans(fd, pc, n, &i, &skip, posix_merge_gap(), RWF_NOWAIT);
 	if (total < 0 || i == n || pc[i].off + skip >= size)
 		return total; /* done, failed, or the end of the file */
 	rest = pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);

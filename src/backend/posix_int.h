@@ -70,6 +70,20 @@ int posix_read_permitted(int fd, const struct stat *st,
 int posix_access_fd(int fd, const struct stat *st, const struct bk_cred *cr,
                     int want);
 
+/* READ_PLUS pieces (readgap.c): between two cached pieces, a gap up to
+ * this many bytes is read through into scratch rather than skipped by a
+ * read of its own. Timed once per process (the first call, made when an
+ * export opens), unless SNFSD_READ_MERGE_GAP gives it in bytes. */
+#define POSIX_MERGE_GAP_MAX (64u << 10) /* read_pieces' scratch */
+size_t posix_merge_gap(void);
+/* Sets it (tests: both ways through read_pieces). */
+void posix_merge_gap_set(size_t gap);
+/* The gap worth reading from two timings over n pieces of piece bytes,
+ * each followed by a gap as wide: n reads, one per piece (t_pieces), and
+ * one read through them all (t_through). Whole pages, at most the max. */
+size_t posix_merge_gap_model(double t_pieces, double t_through, int n,
+                             size_t piece);
+
 /* setattr on an open object (posix_ns.c) */
 int posix_setattr_fd(struct bk_export *ex, const struct bk_cred *cr,
                      const struct bk_handle *h, int fd, const struct stat *st,

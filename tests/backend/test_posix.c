@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/posix_int.h"
 #include "../test.h"
 
 static const struct bk_ops *ops = &bk_posix_ops;
@@ -283,23 +284,30 @@ static bool resident(const char *rel, off_t off)
 	return v & 1;
 }
 
+/* The merge gap of this pass through test_read_pieces, in every name. */
+static size_t pieces_gap;
+
 static const char *name(const char *how, const char *what)
 {
-	static char buf[128];
+	static char buf[160];
 
-	snprintf(buf, sizeof(buf), "read_pieces %s: %s", how, what);
+	snprintf(buf, sizeof(buf), "read_pieces (gaps up to %zu read)%s%s: %s",
+	         pieces_gap, *how ? " " : "", how, what);
 	return buf;
 }
 
-/* read_pieces (READ_PLUS's data segments): the same bytes whether the
- * pages are cached (a read per group of pieces with gaps up to 16 KiB)
+/* read_pieces (READ_PLUS's data segments), with cached gaps up to gap
+ * read through (the server times which way wins on its machine, so both
+ * are tested): the same bytes whether the
+ * pages are cached (a read per group of pieces with gaps up to gap)
  * or not (one preadv over the span, the gaps into scratch, a new span
  * after a wide gap or a full iovec array), the end of the file cutting
  * it short, or a page gone from the cache in the middle of a group (the
  * read without waiting stops there, in a gap or in a piece, and the rest
  * goes by the span). */
-static void test_read_pieces(const struct bk_handle *root)
+static void test_read_pieces(const struct bk_handle *root, size_t gap)
 {
+	char f[32], fp[48];
 	const size_t size = 300000; /* not a page multiple */
 	uint8_t *file = malloc(size), *got = malloc(size), *want = malloc(size);
 	static uint64_t many[700][2];
@@ -314,32 +322,36 @@ static void test_read_pieces(const struct bk_handle *root)
 	ssize_t n;
 	size_t w;
 
+	pieces_gap = gap;
+	posix_merge_gap_set(gap);
+	snprintf(f, sizeof(f), "pieces-%zu", gap);
+	snprintf(fp, sizeof(fp), "%s-private", f);
 	for (size_t i = 0; i < size; i++)
 		file[i] = (uint8_t)(i * 7 + (i >> 12));
 	for (int i = 0; i < 700; i++) /* 1399 iovecs as a span */
 		many[i][0] = 400 * (uint64_t)i, many[i][1] = 200;
-	CHECK(mkfile(&root_cr, root, "pieces", 0644, &h) == 0 &&
+	CHECK(mkfile(&root_cr, root, f, 0644, &h) == 0 &&
 	          ops->write(ex, &root_cr, &h, file, size, 0, BK_FILE_SYNC,
 	                     &com) == (ssize_t)size,
-	      "read_pieces: file written");
+	      name("", "file written"));
 	for (int cold = 0; cold < 2; cold++) {
 		const char *how = cold ? "evicted" : "cached";
 
 		if (cold)
-			evict("pieces");
+			evict(f);
 		w = expect_some(file, size, some, 6, want);
 		n = read_some(&root_cr, &h, some, 6, got, &eof);
 		CHECK(n == (ssize_t)w && !eof && memcmp(got, want, w) == 0,
 		      name(how, "six pieces, gaps up to 130 KB"));
 		if (cold)
-			evict("pieces");
+			evict(f);
 		w = expect_some(file, size, many, 700, want);
 		n = read_some(&root_cr, &h, many, 700, got, &eof);
 		CHECK(n == (ssize_t)w && w == 140000 && !eof &&
 		          memcmp(got, want, w) == 0,
 		      name(how, "700 pieces in more than one span"));
 		if (cold)
-			evict("pieces");
+			evict(f);
 		w = expect_some(file, size, past, 2, want);
 		n = read_some(&root_cr, &h, past, 2, got, &eof);
 		CHECK(n == (ssize_t)w && w == 8096 && eof &&
@@ -357,12 +369,12 @@ static void test_read_pieces(const struct bk_handle *root)
 		const off_t gone[] = {16384, 8192, 12288};
 
 		w = expect_some(file, size, grp, 4, want);
-		cache_pages("pieces", 32768);
-		evict_range("pieces", gone[k], 4096);
-		CHECK(resident("pieces", gone[k] - 4096) &&
-		          !resident("pieces", gone[k]) &&
-		          resident("pieces", gone[k] + 4096),
-		      "one page evicted: only that page left the cache");
+		cache_pages(f, 32768);
+		evict_range(f, gone[k], 4096);
+		CHECK(resident(f, gone[k] - 4096) && !resident(f, gone[k]) &&
+		          resident(f, gone[k] + 4096),
+		      name("",
+		           "one page evicted: only that page left the cache"));
 		n = read_some(&root_cr, &h, grp, 4, got, &eof);
 		CHECK(n == (ssize_t)w && !eof && memcmp(got, want, w) == 0,
 		      name("one page evicted", k == 0   ? "in a gap"
@@ -370,12 +382,12 @@ static void test_read_pieces(const struct bk_handle *root)
 		                                        : "a piece's second"));
 	}
 	CHECK(read_some(&root_cr, &h, beyond, 2, got, &eof) == 0 && eof,
-	      "read_pieces past the end: nothing, eof");
+	      name("", "past the end: nothing, eof"));
 	CHECK(read_some(&root_cr, &h, overlap, 2, got, &eof) == -EINVAL,
-	      "read_pieces: overlapping pieces are refused");
-	CHECK(mkfile(&root_cr, root, "pieces-private", 0600, &p) == 0 &&
+	      name("", "overlapping pieces are refused"));
+	CHECK(mkfile(&root_cr, root, fp, 0600, &p) == 0 &&
 	          read_some(&u1001, &p, some, 1, got, &eof) == -EACCES,
-	      "read_pieces: no read permission, EACCES");
+	      name("", "no read permission, EACCES"));
 	free(file);
 	free(got);
 	free(want);
@@ -1364,7 +1376,9 @@ int main(int argc, char **argv)
 	CHECK(ops->root(ex, &root) == 0, "root");
 	test_basics(&root);
 	test_big_io(&root);
-	test_read_pieces(&root);
+	test_read_pieces(&root, 0);
+	test_read_pieces(&root, 16384);
+	test_read_pieces(&root, POSIX_MERGE_GAP_MAX);
 	test_handles(&root);
 	test_names(&root);
 	test_exclusive(&root);
