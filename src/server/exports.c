@@ -38,6 +38,7 @@ struct rule_opts {
 	uint32_t flags;
 	uint32_t anonuid, anongid;
 	uint32_t readplus_min_hole;
+	uint32_t zerocopy_min;
 	bool fsid_set;
 	uint32_t fsid;
 };
@@ -96,6 +97,7 @@ static const struct rule_opts file_defaults = {
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
+    .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
 };
 
 /* -e exists for quick local use: the kernel client in a test VM arrives
@@ -105,6 +107,7 @@ static const struct rule_opts cli_defaults = {
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
+    .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
 };
 
 /* Options exports(5) defines that change nothing here. */
@@ -255,6 +258,8 @@ static int apply_opt(struct builder *b, const struct origin *o,
 	}
 	if (!strcmp(opt, "readplus_min_hole"))
 		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);
+	if (!strcmp(opt, "zerocopy_min"))
+		return parse_size_opt(b, o, opt, val, &r->zerocopy_min);
 	if (!strcmp(opt, "idmap"))
 		return parse_idmap_opt(b, o, val, &r->flags);
 	if (!strcmp(opt, "sec"))
@@ -410,6 +415,7 @@ static int add_rule(struct rule_list *l, enum export_match_kind kind,
 	    .anonuid = o->anonuid,
 	    .anongid = o->anongid,
 	    .readplus_min_hole = o->readplus_min_hole,
+	    .zerocopy_min = o->zerocopy_min,
 	};
 	int rc;
 

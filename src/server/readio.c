@@ -18,6 +18,11 @@ bool srv_inplace_allowed(const struct export *ex,
 	return ex->ops->read_ref && !(rule && (rule->flags & EXP_NO_ZEROCOPY));
 }
 
+uint32_t srv_inplace_min(const struct export_rule *rule)
+{
+	return rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_DEFAULT;
+}
+
 int srv_read_inplace(struct xdr_out *x, const struct export *ex,
                      const struct export_rule *rule, const struct bk_cred *cr,
                      const struct bk_handle *h, uint64_t off, size_t count,
@@ -25,7 +30,7 @@ int srv_read_inplace(struct xdr_out *x, const struct export *ex,
 {
 	int fd, rc;
 
-	if (count < READ_INPLACE_MIN || !srv_inplace_allowed(ex, rule) ||
+	if (count < srv_inplace_min(rule) || !srv_inplace_allowed(ex, rule) ||
 	    !xdr_out_may_take_file(x))
 		return 0;
 	rc = ex->ops->read_ref(ex->bk, cr, h, off, count, &fd, n, eof, attr);

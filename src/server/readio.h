@@ -16,13 +16,9 @@ struct export_rule;
 bool srv_inplace_allowed(const struct export *ex,
                          const struct export_rule *rule);
 
-/* Pieces shorter than this are copied into the reply: a sendfile (and
- * the send of the header before it) per piece costs more than the copy
- * it saves. Measured on this host over loopback, per piece alternating
- * with holes (/tmp/hb/mb/sf.c): 8 KiB pieces 1.6x slower than readv and
- * send, 32 KiB and 64 KiB even; under the guest's emulated CPU every
- * copy is dear and sendfile wins at any size. */
-#define READ_INPLACE_MIN (32u << 10)
+/* The shortest piece sent in place: the rule's zerocopy_min
+ * (EXP_ZEROCOPY_MIN_DEFAULT unless set; no rule, the default). */
+uint32_t srv_inplace_min(const struct export_rule *rule);
 
 /* Put count bytes of the file at off into x in place: a file part the
  * transport sends straight from the page cache, then the opaque's zero

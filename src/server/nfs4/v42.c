@@ -241,7 +241,7 @@ static bool rp_big(const struct rp_state *r, uint64_t len)
 {
 	const struct nfs4_fh *fh = &r->c->cfh;
 
-	return len >= READ_INPLACE_MIN && !r->zeroes &&
+	return len >= srv_inplace_min(fh->rule) && !r->zeroes &&
 	       srv_inplace_allowed(fh->ex, fh->rule) &&
 	       (r->inplace || xdr_out_may_take_file(r->c->res));
 }

@@ -5,6 +5,7 @@
  *   rp0  readplus_min_hole=0      every hole a HOLE segment
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
  *   rpdz detect_zeroes            allocated zero blocks sent as holes
+ *   rpzc zerocopy,zerocopy_min=4k every data piece sent in place
  *   rpauto (no option)            by the client: 4096, or
  *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
  *                                 session of a Linux kernel client */
@@ -400,7 +401,7 @@ static struct verdict read_all(const char *dir, const char *name,
 
 /* ---- tests ---- */
 
-static char rp0[96], rpbig[96], rpdz[96], rpauto[96];
+static char rp0[96], rpbig[96], rpdz[96], rpauto[96], rpzc[96];
 
 static const struct shape {
 	const char *name;
@@ -420,7 +421,7 @@ static const struct shape {
 };
 
 /* With file parts allowed, every shape reads the same (segments, bytes,
- * holes): data runs of READ_INPLACE_MIN or more go in place, the rest are
+ * holes): data runs of zerocopy_min (32 KiB) or more go in place, the rest are
  * copied, and a reply mixes both. */
 static void test_every_hole_inplace(void)
 {
@@ -453,6 +454,41 @@ static void test_every_hole_inplace(void)
 		         v.rpcs);
 		CHECK(want_parts[i] ? v.parts >= v.rpcs - 1 : v.parts == 0,
 		      msg);
+		free(f.content);
+	}
+	allow_files = false;
+}
+
+/* zerocopy_min=4k: the small pieces a plain zerocopy export copies go in
+ * place too, mixed with holes, and read the same. */
+static void test_zerocopy_min(void)
+{
+	static const char *names[] = {"mixed-4d", "mixed-16h"};
+	char msg[160];
+
+	allow_files = true;
+	for (size_t i = 0; i < 2; i++) {
+		const struct shape *sh = NULL;
+		static struct file f;
+		struct verdict v;
+
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+			if (!strcmp(shapes[k].name, names[i]))
+				sh = &shapes[k];
+		make_file(rpzc, sh->name, FSIZE + 12345, sh->unit,
+		          sh->hole_first, sh->data, false);
+		CHECK(load_file(rpzc, sh->name, &f), "load the file");
+		v = read_all(rpzc, sh->name, &f, 1 << 20, 1, false);
+		snprintf(
+		    msg, sizeof(msg),
+		    "zerocopy_min=4k %s: segments, holes and content match",
+		    sh->name);
+		CHECK(v.ok && v.exact && v.tiny == 0, msg);
+		snprintf(msg, sizeof(msg),
+		         "zerocopy_min=4k %s: small data sent in place (%u "
+		         "parts, %u segments, %u calls)",
+		         sh->name, v.parts, v.segs, v.rpcs);
+		CHECK(v.parts >= v.segs / 2 && v.parts > 0, msg);
 		free(f.content);
 	}
 	allow_files = false;
@@ -730,8 +766,8 @@ static void test_wide_count(void)
 
 static int setup(void)
 {
-	const char *specs[4];
-	char s0[160], s1[160], s2[160], s3[160], err[256];
+	const char *specs[5];
+	char s0[160], s1[160], s2[160], s3[160], s4[200], err[256];
 	struct export_table *t;
 	int rc;
 
@@ -742,6 +778,8 @@ static int setup(void)
 	snprintf(rpbig, sizeof(rpbig), "%s/rpbig", base);
 	snprintf(rpdz, sizeof(rpdz), "%s/rpdz", base);
 	snprintf(rpauto, sizeof(rpauto), "%s/rpauto", base);
+	snprintf(rpzc, sizeof(rpzc), "%s/rpzc", base);
+	mkdir(rpzc, 0755);
 	mkdir(rpauto, 0755);
 	mkdir(rp0, 0755);
 	mkdir(rpbig, 0755);
@@ -762,8 +800,13 @@ static int setup(void)
 	specs[0] = s0;
 	specs[1] = s1;
 	specs[2] = s2;
+	snprintf(s4, sizeof(s4),
+	         "%s:rw,insecure,no_root_squash,"
+	         "readplus_min_hole=0,zerocopy,zerocopy_min=4k",
+	         rpzc);
 	specs[3] = s3;
-	rc = exports_load(NULL, specs, 4, &t, err, sizeof(err));
+	specs[4] = s4;
+	rc = exports_load(NULL, specs, 5, &t, err, sizeof(err));
 	if (rc) {
 		printf("# exports_load: %s\n", err);
 		return rc;
@@ -803,8 +846,21 @@ static void test_options(void)
 	snprintf(spec, sizeof(spec), "%s:rw", rp0);
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
 	          t->v[0].rules[0].readplus_min_hole ==
-	              EXP_READPLUS_MIN_HOLE_AUTO,
-	      "readplus_min_hole unset: auto");
+	              EXP_READPLUS_MIN_HOLE_AUTO &&
+	          t->v[0].rules[0].zerocopy_min == EXP_ZEROCOPY_MIN_DEFAULT,
+	      "readplus_min_hole unset: auto; zerocopy_min unset: 32 KiB");
+	if (t)
+		exports_free(t);
+	snprintf(spec, sizeof(spec), "%s:zerocopy,zerocopy_min=4k", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].zerocopy_min == 4096 &&
+	          !(t->v[0].rules[0].flags & EXP_NO_ZEROCOPY),
+	      "zerocopy_min=4k parsed");
+	if (t)
+		exports_free(t);
+	snprintf(spec, sizeof(spec), "%s:zerocopy_min=-4", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == -EINVAL,
+	      "zerocopy_min=-4 is refused");
 	if (t)
 		exports_free(t);
 }
@@ -825,6 +881,7 @@ int main(void)
 	CHECK(make_session() == 0, "4.2 session");
 	test_every_hole();
 	test_every_hole_inplace();
+	test_zerocopy_min();
 	test_threshold();
 	test_threshold_auto();
 	test_wide_count();
