@@ -90,7 +90,9 @@ for fs in $(tail -n +2 "$CSV" | cut -d, -f1 | grep -v limits | sort -u); do
 	awk -F, -v fs="$fs" 'NR > 1 && $1 == fs && $4 !~ /min|dz|zc/ {
 		k = $2; files[k] = 1
 		if ($4 == "snfsd" && $5 == "snfs") v[k, $3 " " $6] = $8
-		if ($4 == "ganesha" && $3 == "warm" && ($8 < g[k] || !(k in g))) g[k] = $8
+		# (k in g) first: reading g[k] would create it, empty, and no
+		# number compares below "" as a string, so no bar was drawn
+		if ($4 == "ganesha" && $3 == "warm" && (!(k in g) || $8 + 0 < g[k] + 0)) g[k] = $8
 	} END {
 		print "file warm-v3 warm-v4.1 warm-v4.2RP cold-v4.1 cold-v4.2RP ganesha-best-warm"
 		split("data hole mixed-4d mixed-4h mixed-8d mixed-8h mixed-16d mixed-16h mixed-32d mixed-32h", order, " ")
