@@ -23,7 +23,7 @@ for n in $names; do p=$(eval echo \$port_$n); for v in 4.2 4.1; do mkdir -p $M/$
 for v in 4.2 4.1; do mkdir -p $M/knfsd-$v; mount -t nfs -o vers=$v 127.0.0.1:/ $M/knfsd-$v || echo "E mount knfsd"; done
 for f in $FILES; do for n in $names knfsd; do cmp -s $M/$n-4.2/$f $EXP/$f || echo "E content $n $f"; done; done
 for f in $FILES; do for mode in buf direct; do for r in $(seq $RUNS); do for n in $names knfsd; do for v in 4.2 4.1; do
-  sync; echo 3 >/proc/sys/vm/drop_caches
+  sync; echo 3 >/proc/sys/vm/drop_caches; [ -n "${WARM:-}" ] && cat $EXP/$f >/dev/null
   t0=$EPOCHREALTIME
   if [ $mode = direct ]; then dd if=$M/$n-$v/$f of=/dev/null iflag=direct bs=128K 2>/dev/null; else dd if=$M/$n-$v/$f of=/dev/null bs=1M 2>/dev/null; fi
   echo "R $f $mode $n $v $(awk -v a=$EPOCHREALTIME -v b=$t0 'BEGIN {printf "%.4f", a-b}')"
