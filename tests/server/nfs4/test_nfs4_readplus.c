@@ -420,9 +420,36 @@ static const struct shape {
     {"mixed-128d", 131072, false, false},
 };
 
+/* Make the shape named name in dir and read it all with file parts
+ * allowed, in 1 MiB calls; checks (label in the name) that segments,
+ * holes and content match, and returns the verdict for the parts. */
+static struct verdict read_shape_inplace(const char *dir, const char *name,
+                                         const char *label)
+{
+	const struct shape *sh = NULL;
+	static struct file f;
+	struct verdict v;
+	char msg[160];
+
+	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+		if (!strcmp(shapes[k].name, name))
+			sh = &shapes[k];
+	make_file(dir, sh->name, FSIZE + 12345, sh->unit, sh->hole_first,
+	          sh->data, false);
+	CHECK(load_file(dir, sh->name, &f), "load the file");
+	allow_files = true;
+	v = read_all(dir, sh->name, &f, 1 << 20, 1, false);
+	allow_files = false;
+	snprintf(msg, sizeof(msg), "%s %s: segments, holes and content match",
+	         label, sh->name);
+	CHECK(v.ok && v.exact && v.tiny == 0, msg);
+	free(f.content);
+	return v;
+}
+
 /* With file parts allowed, every shape reads the same (segments, bytes,
- * holes): data runs of zerocopy_min (32 KiB) or more go in place, the rest are
- * copied, and a reply mixes both. */
+ * holes): data runs of zerocopy_min (32 KiB) or more go in place, the
+ * rest are copied, and a reply mixes both. */
 static void test_every_hole_inplace(void)
 {
 	static const char *names[] = {"data", "mixed-4d", "mixed-16h",
@@ -430,33 +457,18 @@ static void test_every_hole_inplace(void)
 	const uint32_t want_parts[] = {1, 0, 0, 1, 1};
 	char msg[160];
 
-	allow_files = true;
 	for (size_t i = 0; i < 5; i++) {
-		const struct shape *sh = NULL;
-		static struct file f;
-		struct verdict v;
+		struct verdict v =
+		    read_shape_inplace(rp0, names[i], "in place");
 
-		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
-			if (!strcmp(shapes[k].name, names[i]))
-				sh = &shapes[k];
-		make_file(rp0, sh->name, FSIZE + 12345, sh->unit,
-		          sh->hole_first, sh->data, false);
-		CHECK(load_file(rp0, sh->name, &f), "load the file");
-		v = read_all(rp0, sh->name, &f, 1 << 20, 1, false);
-		snprintf(msg, sizeof(msg),
-		         "in place %s: segments, holes and content match",
-		         sh->name);
-		CHECK(v.ok && v.exact && v.tiny == 0, msg);
 		snprintf(msg, sizeof(msg),
 		         "in place %s: %s data sent in place (%u parts, %u "
 		         "calls)",
-		         sh->name, want_parts[i] ? "big" : "no small", v.parts,
+		         names[i], want_parts[i] ? "big" : "no small", v.parts,
 		         v.rpcs);
 		CHECK(want_parts[i] ? v.parts >= v.rpcs - 1 : v.parts == 0,
 		      msg);
-		free(f.content);
 	}
-	allow_files = false;
 }
 
 /* zerocopy_min=4k: the small pieces a plain zerocopy export copies go in
@@ -466,32 +478,16 @@ static void test_zerocopy_min(void)
 	static const char *names[] = {"mixed-4d", "mixed-16h"};
 	char msg[160];
 
-	allow_files = true;
 	for (size_t i = 0; i < 2; i++) {
-		const struct shape *sh = NULL;
-		static struct file f;
-		struct verdict v;
+		struct verdict v =
+		    read_shape_inplace(rpzc, names[i], "zerocopy_min=4k");
 
-		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
-			if (!strcmp(shapes[k].name, names[i]))
-				sh = &shapes[k];
-		make_file(rpzc, sh->name, FSIZE + 12345, sh->unit,
-		          sh->hole_first, sh->data, false);
-		CHECK(load_file(rpzc, sh->name, &f), "load the file");
-		v = read_all(rpzc, sh->name, &f, 1 << 20, 1, false);
-		snprintf(
-		    msg, sizeof(msg),
-		    "zerocopy_min=4k %s: segments, holes and content match",
-		    sh->name);
-		CHECK(v.ok && v.exact && v.tiny == 0, msg);
 		snprintf(msg, sizeof(msg),
 		         "zerocopy_min=4k %s: small data sent in place (%u "
 		         "parts, %u segments, %u calls)",
-		         sh->name, v.parts, v.segs, v.rpcs);
+		         names[i], v.parts, v.segs, v.rpcs);
 		CHECK(v.parts >= v.segs / 2 && v.parts > 0, msg);
-		free(f.content);
 	}
-	allow_files = false;
 }
 
 static void test_every_hole(void)
