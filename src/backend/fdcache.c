@@ -37,6 +37,12 @@ struct fd_slot {
 
 struct fd_cache {
 	pthread_mutex_t lock;
+	/* The earliest time an unreferenced slot may have idled out: a get
+	 * before it has nothing to sweep. Scanning all 64 slots on every get
+	 * cost more than the rest of the lookup (measured: ~1,300 of ~1,800
+	 * instructions per small READ_PLUS). UINT64_MAX: nothing can idle
+	 * out until a put releases a slot. */
+	uint64_t next_sweep;
 	struct fd_slot s[FD_CACHE_SLOTS];
 };
 
@@ -59,6 +65,7 @@ int fd_cache_new(struct fd_cache **out)
 	if (c == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
+	c->next_sweep = UINT64_MAX;
 	*out = c;
 	return 0;
 }
@@ -161,28 +168,48 @@ static int insert(struct fd_cache *c, const struct bk_handle *h, int fd,
 	return victim;
 }
 
-/* Close unreferenced fds idle too long: writable ones after a moment,
- * the rest after a while (they pin deleted files' space). */
-static void fd_cache_sweep(struct fd_cache *c)
+/* When an unreferenced slot, last used at stamp, has idled out. */
+static uint64_t slot_deadline(const struct fd_slot *s)
 {
-	int fds[FD_CACHE_SLOTS];
-	uint64_t now = now_ms();
+	return s->stamp + (s->writable ? WRITABLE_IDLE_MS : IDLE_MS);
+}
+
+/* Close unreferenced fds idle too long: writable ones after a moment,
+ * the rest after a while (they pin deleted files' space). Called locked
+ * with a clock read under the lock, so no stamp is newer than now; the
+ * fds to close go to fds (returns how many) for the caller to close
+ * unlocked. Only runs once something may be due, and notes when the
+ * next slot will be. */
+static int sweep_locked(struct fd_cache *c, uint64_t now,
+                        int fds[FD_CACHE_SLOTS])
+{
+	uint64_t next = UINT64_MAX;
 	int n = 0;
 
-	pthread_mutex_lock(&c->lock);
+	if (now < c->next_sweep)
+		return 0;
 	for (int i = 0; i < FD_CACHE_SLOTS; i++) {
 		struct fd_slot *s = &c->s[i];
-		uint64_t idle = now - s->stamp;
+		uint64_t due;
 
 		if (!s->used || s->refs != 0)
 			continue;
-		if (idle >= IDLE_MS ||
-		    (s->writable && idle >= WRITABLE_IDLE_MS)) {
+		due = slot_deadline(s);
+		if (now >= due) {
 			fds[n++] = s->fd;
 			s->used = false;
+		} else if (due < next) {
+			next = due;
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	/* Referenced slots are left out: their last put brings the deadline
+	 * forward again (fd_cache_put). */
+	c->next_sweep = next;
+	return n;
+}
+
+static void close_all(const int *fds, int n)
+{
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 }
@@ -193,18 +220,23 @@ int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
 	struct fd_cache *c = ex->fds;
 	struct fd_slot *s;
 	bool writable = false;
-	int fd, victim, rc = 0;
+	int fd, victim, rc = 0, idle[FD_CACHE_SLOTS], nidle;
+	uint64_t now;
 
-	fd_cache_sweep(c);
+	/* One lock for the sweep and the lookup; the sweep first, so an fd
+	 * that has idled out is reopened rather than reused. */
 	pthread_mutex_lock(&c->lock);
+	now = now_ms();
+	nidle = sweep_locked(c, now, idle);
 	s = find(c, h, write);
 	if (s != NULL) {
 		s->refs++;
-		s->stamp = now_ms();
+		s->stamp = now;
 		ref->fd = s->fd;
 		ref->slot = s;
 	}
 	pthread_mutex_unlock(&c->lock);
+	close_all(idle, nidle);
 	if (s == NULL) {
 		fd = open_for_io(ex, h, write, &writable);
 		if (fd < 0)
@@ -235,9 +267,13 @@ void fd_cache_put(struct fd_cache *c, struct fd_ref *ref)
 	}
 	pthread_mutex_lock(&c->lock);
 	s->stamp = now_ms();
-	if (--s->refs == 0 && s->dead) {
-		fd = s->fd;
-		s->used = false;
+	if (--s->refs == 0) {
+		if (s->dead) {
+			fd = s->fd;
+			s->used = false;
+		} else if (slot_deadline(s) < c->next_sweep) {
+			c->next_sweep = slot_deadline(s);
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (fd >= 0)

@@ -186,6 +186,41 @@ static void test_big_io(const struct bk_handle *root)
 	CHECK(bad == 0, "I/O on 100 files through a 64-fd cache");
 }
 
+/* The fd cache closes a writable fd once it has idled for 2 s, though it
+ * only looks when an idle slot may be due: a program written without
+ * COMMIT stays busy (ETXTBSY) while its fd is fresh, and runs after the
+ * first I/O past the idle time, on any file. On an export of its own, so
+ * that no other test's fds fill the cache and evict the program's. */
+static void test_idle_close(const struct bk_handle *root)
+{
+	const char prog[] = "#!/bin/sh\nexit 7\n";
+	struct bk_export *ex2 = NULL;
+	struct bk_handle h, other;
+	enum bk_stable com;
+	char cmd[160];
+	uint8_t b[4];
+	bool eof;
+
+	CHECK(ops->export_open(base, &ex2) == 0 &&
+	          mkfile(&root_cr, root, "idleprog", 0755, &h) == 0 &&
+	          mkfile(&root_cr, root, "idleother", 0644, &other) == 0 &&
+	          ops->write(ex2, &root_cr, &h, prog, strlen(prog), 0,
+	                     BK_UNSTABLE, &com) == (ssize_t)strlen(prog),
+	      "idle: write a program without COMMIT");
+	if (ex2 == NULL)
+		return;
+	snprintf(cmd, sizeof(cmd), "%s/idleprog 2>/dev/null", base);
+	CHECK(ops->read(ex2, &root_cr, &other, b, sizeof(b), 0, &eof) == 0 &&
+	          system(cmd) != 7 << 8,
+	      "idle: its writable fd is kept while fresh (ETXTBSY)");
+	usleep(2100 * 1000);
+	CHECK(system(cmd) != 7 << 8, "idle: nothing closes it without I/O");
+	CHECK(ops->read(ex2, &root_cr, &other, b, sizeof(b), 0, &eof) == 0 &&
+	          system(cmd) == 7 << 8,
+	      "idle: the next I/O after 2 s closes it, the program runs");
+	ops->export_close(ex2);
+}
+
 /* Read pieces of the file (off, len) into out, packed; returns what
  * read_pieces returns. */
 static ssize_t read_some(const struct bk_cred *cr, const struct bk_handle *h,
@@ -1376,6 +1411,7 @@ int main(int argc, char **argv)
 	CHECK(ops->root(ex, &root) == 0, "root");
 	test_basics(&root);
 	test_big_io(&root);
+	test_idle_close(&root);
 	test_read_pieces(&root, 0);
 	test_read_pieces(&root, 16384);
 	test_read_pieces(&root, POSIX_MERGE_GAP_MAX);
