@@ -1,7 +1,10 @@
 /* Sending a reply's stream: its buffer with the file parts (xdr.h) in
- * place, the buffer by send() and the parts by sendfile(), which hands
- * the page cache's pages to the socket instead of copying them twice
- * (read into the reply, then into the socket).
+ * place. The buffer goes by send(); a part either by sendfile(), which
+ * hands the page cache's pages to the socket instead of copying them
+ * twice (read into the reply, then into the socket), or, marked mapped,
+ * by sendmsg() straight from a mapping of the file made for this send:
+ * one copy, and one system call for the buffer and many parts together,
+ * where a sendfile per small piece costs more than the copy it saves.
  *
  * A part's bytes are read when sent, not when the reply was encoded: a
  * file cut short meanwhile sends zeros for the missing bytes, so the
@@ -15,8 +18,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "util/log.h"
 
@@ -118,10 +124,188 @@ static void advance(const struct xdr_out *x, uint32_t *k, bool *in_part,
 	}
 }
 
+/* ---- mapped parts ----
+ *
+ * The mapping covers the mapped parts one sendmsg takes (at most
+ * GATHER_IOV entries, parts within GATHER_SPAN bytes of file) and is
+ * unmapped before the send returns: the pages stay the page cache's own,
+ * so drop_caches and POSIX_FADV_DONTNEED still evict them, and no fault
+ * is taken for holes between the parts (only the bytes sent are
+ * touched). Nothing in user space reads the mapping, so a part past the
+ * file's end (cut short since) cannot raise SIGBUS: the kernel's copy
+ * faults, sendmsg sends the chunks before it and fails with EFAULT at
+ * the next, and that part then goes by sendfile (zeros past the end). */
+#define GATHER_IOV 256
+#define GATHER_SPAN (64u << 20)
+
+/* One entry of a gather: buffer bytes [pos, end) or bytes [pos, end) of
+ * part k. */
+struct gather_ent {
+	bool in_part;
+	uint32_t k;
+	uint64_t pos, end;
+};
+
+static size_t page_size(void)
+{
+	static size_t ps;
+
+	if (!ps) {
+		long v = sysconf(_SC_PAGESIZE);
+		ps = v > 0 ? (size_t)v : 4096;
+	}
+	return ps;
+}
+
+/* From stream place (k, in_part, pos), the entries one sendmsg sends:
+ * buffer spans and mapped parts up to the next sendfile part, the
+ * stream's end, GATHER_IOV entries or GATHER_SPAN of file. *lo, *hi: the
+ * file range the parts cover (lo > hi: none). Returns the count. */
+static int gather_plan(const struct xdr_out *x, uint32_t k, bool in_part,
+                       uint64_t pos, struct gather_ent *e, uint64_t *lo,
+                       uint64_t *hi)
+{
+	int n = 0;
+
+	*lo = UINT64_MAX, *hi = 0;
+	while (n < GATHER_IOV) {
+		if (!in_part) {
+			size_t end = k < x->nparts ? x->parts[k].at : x->len;
+			if (pos < end)
+				e[n++] =
+				    (struct gather_ent){false, k, pos, end};
+			if (k >= x->nparts || !x->parts[k].mapped)
+				break;
+			in_part = true, pos = 0;
+			continue;
+		}
+		const struct xdr_file_part *p = &x->parts[k];
+		uint64_t a = p->off + pos, b = p->off + p->len;
+		uint64_t nlo = a < *lo ? a : *lo, nhi = b > *hi ? b : *hi;
+		if (n > 0 && nhi - nlo > GATHER_SPAN)
+			break;
+		if (pos < p->len) {
+			e[n++] = (struct gather_ent){true, k, pos, p->len};
+			*lo = nlo, *hi = nhi;
+		}
+		in_part = false, pos = p->at, k++;
+	}
+	return n;
+}
+
+/* Send the planned entries by one sendmsg from a mapping of [lo, hi).
+ * Returns bytes sent, 0 when the socket is full, -1 when broken, -2
+ * when the mapping cannot be made (the caller sends another way) or
+ * -EFAULT when the first byte is past the file's end. */
+static ssize_t gather_send(int sock, const struct xdr_out *x,
+                           const struct gather_ent *e, int n, uint64_t lo,
+                           uint64_t hi, bool more)
+{
+	struct iovec iov[GATHER_IOV];
+	uint8_t *map = NULL;
+	uint64_t base = 0;
+	size_t maplen = 0;
+	ssize_t r;
+
+	if (lo < hi) {
+		base = lo & ~(uint64_t)(page_size() - 1);
+		maplen = (size_t)(hi - base);
+		map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, x->fd,
+		           (off_t)base);
+		if (map == MAP_FAILED)
+			return -2;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct gather_ent *g = &e[i];
+		iov[i].iov_base =
+		    g->in_part ? map + (x->parts[g->k].off + g->pos - base)
+		               : x->buf + g->pos;
+		iov[i].iov_len = (size_t)(g->end - g->pos);
+	}
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+	do
+		r = sendmsg(sock, &mh,
+		            MSG_NOSIGNAL | MSG_DONTWAIT |
+		                (more ? MSG_MORE : 0));
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		r = errno == EAGAIN || errno == EWOULDBLOCK ? 0
+		    : errno == EFAULT                       ? -EFAULT
+		                                            : -1;
+	if (map)
+		munmap(map, maplen);
+	return r;
+}
+
+/* The stream from (k, in_part, pos) on, as far as one sendmsg goes. A
+ * fault at the first byte (a part past the file's end) sends zeros for
+ * the rest of that part. Returns as send_once; -2: send another way. */
+static ssize_t send_gather(int sock, const struct xdr_out *x, uint32_t k,
+                           bool in_part, uint64_t pos)
+{
+	struct gather_ent e[GATHER_IOV];
+	uint64_t lo, hi;
+	int n = gather_plan(x, k, in_part, pos, e, &lo, &hi);
+	bool more;
+	ssize_t r;
+
+	if (n == 0)
+		return -2;
+	/* more follows: a sendfile part, or the rest of a long gather */
+	more = e[n - 1].in_part || e[n - 1].k < x->nparts;
+	r = gather_send(sock, x, e, n, lo, hi, more);
+	if (r == -EFAULT) {
+		/* Nothing went: a part's bytes past the file's end faulted
+		 * in the first chunk the kernel copies (up to 64 KiB, so not
+		 * necessarily at the first byte). The buffer span alone, or
+		 * the part by sendfile, which stops at the end exactly and
+		 * then sends zeros. */
+		if (!e[0].in_part)
+			return send_once(sock, x->buf + e[0].pos,
+			                 (size_t)(e[0].end - e[0].pos), true);
+		return send_part(sock, x, e[0].k, e[0].pos);
+	}
+	return r;
+}
+
+/* Move the stream place (k, in_part, pos) on by n bytes sent: within a
+ * buffer span or part, or, after a gather, across several. */
+static void walk(const struct xdr_out *x, uint32_t *k, bool *in_part,
+                 uint64_t *pos, uint64_t n)
+{
+	while (n > 0) {
+		uint64_t end = *in_part         ? x->parts[*k].len
+		               : *k < x->nparts ? x->parts[*k].at
+		                                : x->len;
+		uint64_t step = end - *pos < n ? end - *pos : n;
+
+		*pos += step;
+		n -= step;
+		if (*pos < end)
+			break;
+		if (*in_part)
+			*in_part = false, *pos = x->parts[(*k)++].at;
+		else if (*k < x->nparts)
+			*in_part = true, *pos = 0;
+		else
+			break;
+	}
+}
+
+/* Whether any part goes by sendfile (the stream is corked for them). */
+static bool any_sendfile(const struct xdr_out *x)
+{
+	for (uint32_t i = 0; i < x->nparts; i++)
+		if (!x->parts[i].mapped)
+			return true;
+	return false;
+}
+
 ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 {
 	uint64_t total = xdr_out_size(x), sent = 0, pos;
-	bool corked = x->nparts > 1, broken = false, in_part;
+	/* one sendmsg takes a mapped stream whole: no cork needed */
+	bool corked = x->nparts > 1 && any_sendfile(x), broken = false, in_part;
 	uint32_t k;
 
 	if (corked)
@@ -132,7 +316,13 @@ ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 		ssize_t r;
 
 		advance(x, &k, &in_part, &pos);
-		if (in_part) {
+		r = -2;
+		if (in_part ? x->parts[k].mapped
+		            : k < x->nparts && x->parts[k].mapped)
+			r = send_gather(sock, x, k, in_part, pos);
+		if (r != -2) {
+			/* sent by the gather */
+		} else if (in_part) {
 			r = send_part(sock, x, k, pos);
 		} else {
 			size_t end = k < x->nparts ? x->parts[k].at : x->len;
@@ -144,7 +334,7 @@ ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 			break;
 		}
 		sent += (uint64_t)r;
-		pos += (uint64_t)r;
+		walk(x, &k, &in_part, &pos, (uint64_t)r);
 	}
 	if (corked)
 		cork(sock, 0);

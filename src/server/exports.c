@@ -39,6 +39,7 @@ struct rule_opts {
 	uint32_t anonuid, anongid;
 	uint32_t readplus_min_hole;
 	uint32_t zerocopy_min;
+	uint32_t mapped_min;
 	bool fsid_set;
 	uint32_t fsid;
 };
@@ -98,6 +99,7 @@ static const struct rule_opts file_defaults = {
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
     .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
+    .mapped_min = EXP_MAPPED_MIN_DEFAULT,
 };
 
 /* -e exists for quick local use: the kernel client in a test VM arrives
@@ -108,6 +110,7 @@ static const struct rule_opts cli_defaults = {
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
     .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
+    .mapped_min = EXP_MAPPED_MIN_DEFAULT,
 };
 
 /* Options exports(5) defines that change nothing here. */
@@ -188,6 +191,8 @@ static const struct {
     {"no_detect_zeroes", 0, EXP_DETECT_ZEROES},
     {"zerocopy", 0, EXP_NO_ZEROCOPY},
     {"no_zerocopy", EXP_NO_ZEROCOPY, 0},
+    {"mapped", 0, EXP_NO_MAPPED},
+    {"no_mapped", EXP_NO_MAPPED, 0},
 };
 
 /* A byte count with an optional k or m suffix, up to 1 GiB. */
@@ -260,6 +265,8 @@ static int apply_opt(struct builder *b, const struct origin *o,
 		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);
 	if (!strcmp(opt, "zerocopy_min"))
 		return parse_size_opt(b, o, opt, val, &r->zerocopy_min);
+	if (!strcmp(opt, "mapped_min"))
+		return parse_size_opt(b, o, opt, val, &r->mapped_min);
 	if (!strcmp(opt, "idmap"))
 		return parse_idmap_opt(b, o, val, &r->flags);
 	if (!strcmp(opt, "sec"))
@@ -416,6 +423,7 @@ static int add_rule(struct rule_list *l, enum export_match_kind kind,
 	    .anongid = o->anongid,
 	    .readplus_min_hole = o->readplus_min_hole,
 	    .zerocopy_min = o->zerocopy_min,
+	    .mapped_min = o->mapped_min,
 	};
 	int rc;
 

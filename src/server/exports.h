@@ -27,6 +27,7 @@ enum {
 	EXP_DETECT_ZEROES = 1 << 5, /* READ_PLUS: zero blocks go as holes */
 	EXP_NO_ZEROCOPY = 1 << 6,   /* READ data copied, never sendfile */
 	EXP_IDMAP_NAMES = 1 << 7,   /* NFSv4 owners as name@domain */
+	EXP_NO_MAPPED = 1 << 8,     /* READ data never sent from a mapping */
 };
 
 /* READ_PLUS sends holes shorter than readplus_min_hole as zeros inside
@@ -52,6 +53,12 @@ enum {
  * option is there to measure and choose). */
 #define EXP_ZEROCOPY_MIN_DEFAULT (32u << 10)
 
+/* A READ or READ_PLUS asking for mapped_min bytes or more sends the data
+ * it does not send by sendfile from a mapping of the file (rpc/send.c):
+ * one copy instead of two, one system call for all pieces. Below that the
+ * mapping's own cost (mmap, munmap, a fault per 64 KiB) is more than a
+ * copy saves (measured in doc/HACKING.md, stop 25). */
+#define EXP_MAPPED_MIN_DEFAULT (64u << 10)
 enum export_match_kind { MATCH_ANY, MATCH_ADDR, MATCH_CIDR, MATCH_NAME };
 
 struct export_rule {
@@ -63,6 +70,7 @@ struct export_rule {
 	uint32_t anonuid, anongid;
 	uint32_t readplus_min_hole; /* bytes; readplus_min_hole=N */
 	uint32_t zerocopy_min;      /* bytes; zerocopy_min=N (readio.h) */
+	uint32_t mapped_min;        /* bytes; mapped_min=N (readio.h) */
 };
 
 /* COMMIT flushes to stable storage unless the export is async, which

@@ -1,10 +1,14 @@
 /* READ replies in place: see readio.h.
  *
  * Why: a copied READ reply costs two copies per byte on the server (file
- * into the reply, reply into the socket); sendfile hands the page cache's
- * pages to the socket instead. Where copies are dear (an emulated CPU:
+ * into the reply, reply into the socket). sendfile hands the page cache's
+ * pages to the socket instead; where copies are dear (an emulated CPU:
  * 64 MiB over loopback 1.25-1.60 s copied vs 0.39-0.44 s by sendfile in
- * the QEMU guest, /tmp/hb/mb/sf.c) that is most of a read's cost. */
+ * the QEMU guest, /tmp/hb/mb/sf.c) that is most of a read's cost, but a
+ * sendfile per small piece costs more than its copy on a real CPU. A
+ * mapping sends every piece of a reply with one copy and one sendmsg:
+ * measured on the host, 1 GiB through snfs cat, 20-25% less time for
+ * READ and READ_PLUS of cached files (doc/HACKING.md, stop 25). */
 #include "server/readio.h"
 
 #include <errno.h>
@@ -12,26 +16,31 @@
 
 #include "server/exports.h"
 
-bool srv_inplace_allowed(const struct export *ex,
-                         const struct export_rule *rule)
+enum srv_inplace srv_inplace_how(const struct export *ex,
+                                 const struct export_rule *rule, uint64_t count,
+                                 uint64_t len)
 {
-	return ex->ops->read_ref && !(rule && (rule->flags & EXP_NO_ZEROCOPY));
+	uint32_t flags = rule ? rule->flags : 0;
+	uint32_t zc_min = rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_DEFAULT;
+	uint32_t map_min = rule ? rule->mapped_min : EXP_MAPPED_MIN_DEFAULT;
+
+	if (!ex->ops->read_ref)
+		return SRV_COPY;
+	if (!(flags & EXP_NO_ZEROCOPY) && len >= zc_min)
+		return SRV_SENDFILE;
+	if (!(flags & EXP_NO_MAPPED) && count >= map_min)
+		return SRV_MAPPED;
+	return SRV_COPY;
 }
 
-uint32_t srv_inplace_min(const struct export_rule *rule)
-{
-	return rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_DEFAULT;
-}
-
-int srv_read_inplace(struct xdr_out *x, const struct export *ex,
-                     const struct export_rule *rule, const struct bk_cred *cr,
-                     const struct bk_handle *h, uint64_t off, size_t count,
-                     size_t *n, bool *eof, struct bk_attr *attr)
+int srv_read_inplace_as(struct xdr_out *x, const struct export *ex,
+                        const struct bk_cred *cr, const struct bk_handle *h,
+                        uint64_t off, size_t count, enum srv_inplace how,
+                        size_t *n, bool *eof, struct bk_attr *attr)
 {
 	int fd, rc;
 
-	if (count < srv_inplace_min(rule) || !srv_inplace_allowed(ex, rule) ||
-	    !xdr_out_may_take_file(x))
+	if (how == SRV_COPY || !xdr_out_may_take_file(x))
 		return 0;
 	rc = ex->ops->read_ref(ex->bk, cr, h, off, count, &fd, n, eof, attr);
 	if (rc != 0)
@@ -44,5 +53,15 @@ int srv_read_inplace(struct xdr_out *x, const struct export *ex,
 		close(fd);
 		return 0;
 	}
-	return xdr_put_file(x, off, *n) ? 1 : -ENOMEM;
+	return xdr_put_file_as(x, off, *n, how == SRV_MAPPED) ? 1 : -ENOMEM;
+}
+
+int srv_read_inplace(struct xdr_out *x, const struct export *ex,
+                     const struct export_rule *rule, const struct bk_cred *cr,
+                     const struct bk_handle *h, uint64_t off, size_t count,
+                     size_t *n, bool *eof, struct bk_attr *attr)
+{
+	return srv_read_inplace_as(x, ex, cr, h, off, count,
+	                           srv_inplace_how(ex, rule, count, count), n,
+	                           eof, attr);
 }

@@ -1,4 +1,5 @@
-/* READ replies that send the file's bytes in place (zero copy). */
+/* READ replies that send the file's bytes in place (no copy into the
+ * reply): by sendfile, or from a mapping of the file (rpc/send.c). */
 #ifndef SNFS_READIO_H
 #define SNFS_READIO_H
 
@@ -12,21 +13,31 @@
 struct export;
 struct export_rule;
 
-/* Whether the export lets reads go in place at all. */
-bool srv_inplace_allowed(const struct export *ex,
-                         const struct export_rule *rule);
+/* How data goes into a reply: read into its buffer, or in place. */
+enum srv_inplace { SRV_COPY, SRV_MAPPED, SRV_SENDFILE };
 
-/* The shortest piece sent in place: the rule's zerocopy_min
- * (EXP_ZEROCOPY_MIN_DEFAULT unless set; no rule, the default). */
-uint32_t srv_inplace_min(const struct export_rule *rule);
+/* How a piece of len bytes goes, in a call asking for count bytes of the
+ * file: by sendfile with zerocopy when len reaches zerocopy_min; else
+ * mapped unless no_mapped, when count reaches mapped_min (the mapping is
+ * made once per reply, so the call's size decides, not the piece's);
+ * else copied. Always copied without a backend giving descriptors. */
+enum srv_inplace srv_inplace_how(const struct export *ex,
+                                 const struct export_rule *rule, uint64_t count,
+                                 uint64_t len);
 
-/* Put count bytes of the file at off into x in place: a file part the
- * transport sends straight from the page cache, then the opaque's zero
- * padding. Returns 1 done (*n bytes, possibly 0; *eof; attr, if not NULL,
- * the file's attributes), 0 when not possible here (too small, a backend
- * without descriptors, an export with no_zerocopy, a reply that cannot
- * take a file: the caller reads into the buffer), or -errno as the
- * backend's read would fail. */
+/* Put count bytes of the file at off into x in place, as how says (not
+ * SRV_COPY): a file part the transport sends straight from the page
+ * cache, then the opaque's zero padding. Returns 1 done (*n bytes,
+ * possibly 0; *eof; attr, if not NULL, the file's attributes), 0 when
+ * not possible here (a reply that cannot take a file: the caller reads
+ * into the buffer), or -errno as the backend's read would fail. */
+int srv_read_inplace_as(struct xdr_out *x, const struct export *ex,
+                        const struct bk_cred *cr, const struct bk_handle *h,
+                        uint64_t off, size_t count, enum srv_inplace how,
+                        size_t *n, bool *eof, struct bk_attr *attr);
+
+/* READ's: srv_read_inplace_as as srv_inplace_how decides for count
+ * bytes; 0 also when that is SRV_COPY. */
 int srv_read_inplace(struct xdr_out *x, const struct export *ex,
                      const struct export_rule *rule, const struct bk_cred *cr,
                      const struct bk_handle *h, uint64_t off, size_t count,

@@ -44,11 +44,14 @@ bool xdr_get_string(struct xdr_in *x, char *dst, size_t dstsz, uint32_t max);
 /* Skip n bytes plus padding. */
 bool xdr_skip(struct xdr_in *x, size_t n);
 
-/* Bytes of a file that go out in place (sendfile) instead of being read
- * into the buffer: they follow buffer position at in the reply's stream. */
+/* Bytes of a file that go out in place instead of being read into the
+ * buffer: they follow buffer position at in the reply's stream. Sent by
+ * sendfile, or, mapped, by sendmsg from a mapping of the file (one copy,
+ * one system call for many parts: rpc/send.c). */
 struct xdr_file_part {
 	size_t at;
 	uint64_t off, len;
+	bool mapped;
 };
 
 struct xdr_out {
@@ -89,6 +92,15 @@ void xdr_out_allow_file(struct xdr_out *x);
 bool xdr_out_may_take_file(const struct xdr_out *x);
 bool xdr_out_take_file(struct xdr_out *x, int fd);
 bool xdr_put_file(struct xdr_out *x, uint64_t off, uint64_t len);
+/* xdr_put_file, the part sent from a mapping when mapped is true. */
+static inline bool xdr_put_file_as(struct xdr_out *x, uint64_t off,
+                                   uint64_t len, bool mapped)
+{
+	if (!xdr_put_file(x, off, len))
+		return false;
+	x->parts[x->nparts - 1].mapped = mapped;
+	return true;
+}
 /* The most descriptors all replies together may hold (default 256). */
 void xdr_set_file_limit(unsigned n);
 

@@ -106,16 +106,20 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 31 + seed + (i >> 9));
 }
 
-/* header word, part A (odd length: padded), a word, part B, a word */
+/* header word, part A (odd length: padded), a word, part B, a word;
+ * bit 0 of mapped maps A, bit 1 maps B (sent from a mapping, not by
+ * sendfile) */
 static bool build(struct xdr_out *x, int file, uint64_t a_off, uint64_t a_len,
-                  uint64_t b_off, uint64_t b_len)
+                  uint64_t b_off, uint64_t b_len, unsigned mapped)
 {
 	bool ok = xdr_out_init(x, 256, 1 << 20) == 0;
 	xdr_out_allow_file(x);
 	ok = ok && xdr_put_u32(x, 0x11111111) && xdr_out_may_take_file(x);
 	ok = ok && xdr_out_take_file(x, dup(file));
-	ok = ok && xdr_put_file(x, a_off, a_len) && xdr_put_u32(x, 0x22222222);
-	ok = ok && xdr_put_file(x, b_off, b_len) && xdr_put_u32(x, 0x33333333);
+	ok = ok && xdr_put_file_as(x, a_off, a_len, mapped & 1) &&
+	     xdr_put_u32(x, 0x22222222);
+	ok = ok && xdr_put_file_as(x, b_off, b_len, mapped & 2) &&
+	     xdr_put_u32(x, 0x33333333);
 	return ok;
 }
 
@@ -158,7 +162,7 @@ static unsigned segs_out(int fd)
  * sent on a TCP_NODELAY socket as the server's are: the segments it
  * takes (a sendfile that ends a part pushes what is queued, so
  * uncorked that was a segment per part). 0 on failure. */
-static unsigned segs_of_many_parts(int file)
+static unsigned segs_of_many_parts(int file, bool mapped)
 {
 	static uint8_t sink[40 * 4100];
 	unsigned before, segs = 0;
@@ -175,7 +179,7 @@ static unsigned segs_of_many_parts(int file)
 	ok = ok && xdr_out_take_file(&x, dup(file));
 	for (int i = 0; i < 32 && ok; i++)
 		ok = xdr_put_u32(&x, (uint32_t)i) &&
-		     xdr_put_file(&x, (uint64_t)i * 8192, 4096);
+		     xdr_put_file_as(&x, (uint64_t)i * 8192, 4096, mapped);
 	before = segs_out(snd);
 	while (ok && off < xdr_out_size(&x)) { /* the buffers take it all */
 		ssize_t n = rpc_send_stream(snd, &x, off);
@@ -203,27 +207,20 @@ static unsigned segs_of_many_parts(int file)
 	return segs;
 }
 
-int main(void)
+/* The stream with the parts sent as mapped says (build()), whole over
+ * many partial sends, then with the file cut short under the reply
+ * (zeros, length kept); the file is restored after. */
+static void check_stream(int file, const uint8_t *data, unsigned mapped)
 {
-	static uint8_t data[FILE_SIZE], got[FILE_SIZE + 4096],
-	    want[FILE_SIZE + 4096];
-	char path[] = "/tmp/snfs-test-send-XXXXXX";
-	int file = mkstemp(path), calls;
-	struct xdr_out x, y;
+	static uint8_t got[FILE_SIZE + 4096], want[FILE_SIZE + 4096];
+	struct xdr_out x;
 	size_t n;
+	int calls;
 
-	fill(data, sizeof(data), 7);
-	CHECK(file >= 0 && write(file, data, sizeof(data)) == FILE_SIZE,
-	      "send: test file written");
-	unlink(path);
-
-	/* the stream: buffer and parts in place, over many partial sends */
-	CHECK(build(&x, file, 1000, 200001, 5, 8),
+	printf("# parts mapped: %s %s\n", mapped & 1 ? "A" : "-",
+	       mapped & 2 ? "B" : "-");
+	CHECK(build(&x, file, 1000, 200001, 5, 8, mapped),
 	      "send: reply with two parts");
-	CHECK(x.nparts == 2 && x.part_bytes == 200009 &&
-	          xdr_out_size(&x) == x.len + 200009,
-	      "send: size counts the parts");
-	CHECK(x.len == 4 + 3 + 4 + 4, "send: buffer holds words and padding");
 	n = expect(want, data, FILE_SIZE, 1000, 200001, 5, 8);
 	CHECK(n == xdr_out_size(&x), "send: expected stream length");
 	memset(got, 0xee, sizeof(got));
@@ -232,16 +229,48 @@ int main(void)
 	      "send: stream equals buffer with file bytes in place");
 	CHECK(calls > 1, "send: the socket filled and sending resumed");
 
-	/* the file cut short after the reply was made: zeros, length kept */
+	/* cut short inside part A: its tail and all of B past the end */
 	CHECK(ftruncate(file, 100000) == 0, "send: file truncated");
 	n = expect(want, data, 100000, 1000, 200001, 5, 8);
 	memset(got, 0xee, sizeof(got));
 	CHECK(send_all(&x, got, n, &calls) == (ssize_t)n &&
 	          memcmp(got, want, n) == 0,
 	      "send: bytes past the new end go as zeros");
-	CHECK(pwrite(file, data + 100000, FILE_SIZE - 100000, 100000) ==
-	          FILE_SIZE - 100000,
+	/* cut short on a page boundary: the mapping's faults start there */
+	CHECK(ftruncate(file, 65536) == 0, "send: file truncated to a page");
+	n = expect(want, data, 65536, 1000, 200001, 5, 8);
+	memset(got, 0xee, sizeof(got));
+	CHECK(send_all(&x, got, n, &calls) == (ssize_t)n &&
+	          memcmp(got, want, n) == 0,
+	      "send: zeros from a page boundary on");
+	CHECK(pwrite(file, data + 65536, FILE_SIZE - 65536, 65536) ==
+	          FILE_SIZE - 65536,
 	      "send: file restored");
+	xdr_out_free(&x);
+}
+
+int main(void)
+{
+	static uint8_t data[FILE_SIZE], got[FILE_SIZE + 4096];
+	char path[] = "/tmp/snfs-test-send-XXXXXX";
+	int file = mkstemp(path), calls;
+	struct xdr_out x, y;
+
+	fill(data, sizeof(data), 7);
+	CHECK(file >= 0 && write(file, data, sizeof(data)) == FILE_SIZE,
+	      "send: test file written");
+	unlink(path);
+
+	/* the stream: buffer and parts in place, over many partial sends */
+	CHECK(build(&x, file, 1000, 200001, 5, 8, 0),
+	      "send: reply with two parts");
+	CHECK(x.nparts == 2 && x.part_bytes == 200009 &&
+	          xdr_out_size(&x) == x.len + 200009,
+	      "send: size counts the parts");
+	CHECK(x.len == 4 + 3 + 4 + 4, "send: buffer holds words and padding");
+	/* by sendfile, from a mapping, and the two mixed */
+	for (unsigned m = 0; m < 4; m++)
+		check_stream(file, data, m);
 
 	/* truncating to before a part drops it */
 	xdr_out_truncate(&x, 4 + 3 + 4);
@@ -270,11 +299,14 @@ int main(void)
 	xdr_out_free(&y);
 
 	/* many small parts leave in full segments, not one per part */
-	unsigned segs = segs_of_many_parts(file);
-	CHECK(segs > 0 && segs <= 4,
-	      "send: 32 parts of 4 KiB in at most 4 segments");
-	if (segs > 4)
-		printf("# %u segments\n", segs);
+	for (int m = 0; m < 2; m++) {
+		unsigned segs = segs_of_many_parts(file, m);
+		CHECK(segs > 0 && segs <= 4,
+		      "send: 32 parts of 4 KiB in at most 4 segments");
+		if (segs > 4 || segs == 0)
+			printf("# %s: %u segments\n", m ? "mapped" : "sendfile",
+			       segs);
+	}
 
 	/* a plain reply goes out as before */
 	CHECK(xdr_out_init(&y, 256, 1 << 20) == 0, "send: plain reply");

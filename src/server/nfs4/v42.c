@@ -96,6 +96,7 @@ struct rp_state {
 	uint32_t hole_seg;
 	bool inplace;  /* the reply holds this file for its file parts */
 	uint64_t size; /* the file's, when the op began */
+	uint64_t want; /* bytes of the file the call covers: end - off */
 };
 
 /* Charge one more segment header; false when it does not fit. */
@@ -236,14 +237,22 @@ static size_t rp_split_zeroes(struct rp_state *r, size_t hdr, uint64_t off,
 	return w;
 }
 
-/* Whether the data piece at off, len bytes, goes out in place. */
-static bool rp_big(const struct rp_state *r, uint64_t len)
+/* How a data piece of len bytes goes out (readio.h): the call's range
+ * decides whether it may be mapped; detect_zeroes reads every piece (its
+ * zeros are looked for in the reply's buffer). */
+static enum srv_inplace rp_how(const struct rp_state *r, uint64_t len)
 {
 	const struct nfs4_fh *fh = &r->c->cfh;
 
-	return len >= srv_inplace_min(fh->rule) && !r->zeroes &&
-	       srv_inplace_allowed(fh->ex, fh->rule) &&
-	       (r->inplace || xdr_out_may_take_file(r->c->res));
+	if (r->zeroes || !(r->inplace || xdr_out_may_take_file(r->c->res)))
+		return SRV_COPY;
+	return srv_inplace_how(fh->ex, fh->rule, r->want, len);
+}
+
+/* Whether the data piece at off, len bytes, goes out in place. */
+static bool rp_big(const struct rp_state *r, uint64_t len)
+{
+	return rp_how(r, len) != SRV_COPY;
 }
 
 /* A DATA segment's bytes as a file part (readio.h): the first one takes
@@ -254,20 +263,23 @@ static bool rp_big(const struct rp_state *r, uint64_t len)
 static ssize_t rp_put_inplace(struct rp_state *r, uint64_t off, uint64_t len)
 {
 	struct nfs4_compound *c = r->c;
+	enum srv_inplace how = rp_how(r, len);
 	size_t n;
 	bool eof;
 	int rc;
 
-	if (!rp_big(r, len))
+	if (how == SRV_COPY)
 		return -EAGAIN;
 	if (r->inplace) {
 		if (off >= r->size)
 			return 0;
 		n = r->size - off < len ? (size_t)(r->size - off) : (size_t)len;
-		return xdr_put_file(c->res, off, n) ? (ssize_t)n : -ENOMEM;
+		return xdr_put_file_as(c->res, off, n, how == SRV_MAPPED)
+		           ? (ssize_t)n
+		           : -ENOMEM;
 	}
-	rc = srv_read_inplace(c->res, c->cfh.ex, c->cfh.rule, &c->cfh.cred,
-	                      &c->cfh.bh, off, (size_t)len, &n, &eof, NULL);
+	rc = srv_read_inplace_as(c->res, c->cfh.ex, &c->cfh.cred, &c->cfh.bh,
+	                         off, (size_t)len, how, &n, &eof, NULL);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -585,6 +597,7 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	r.end =
 	    off < a.size ? (a.size - off > range ? off + range : a.size) : off;
 	r.pos = off;
+	r.want = r.end - off;
 	r.size = a.size;
 	r.min_hole = rp_min_hole(c);
 	r.zeroes = c->cfh.rule && (c->cfh.rule->flags & EXP_DETECT_ZEROES);

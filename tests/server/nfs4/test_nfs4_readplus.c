@@ -6,6 +6,8 @@
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
  *   rpdz detect_zeroes            allocated zero blocks sent as holes
  *   rpzc zerocopy,zerocopy_min=4k every data piece sent in place
+ *   rpmap (defaults, every hole) data sent from a mapping in calls of
+ *                                 mapped_min (64 KiB) or more
  *   rpauto (no option)            by the client: 4096, or
  *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
  *                                 session of a Linux kernel client */
@@ -307,8 +309,9 @@ struct verdict {
 	uint64_t big_data; /* bytes of real holes >= min sent as data */
 	uint64_t wire;     /* reply bytes */
 	uint32_t rpcs, segs;
-	uint32_t past;  /* holes reported past the range asked for */
-	uint32_t parts; /* DATA segments sent in place (allow_files) */
+	uint32_t past;   /* holes reported past the range asked for */
+	uint32_t parts;  /* DATA segments sent in place (allow_files) */
+	uint32_t mapped; /* of those, sent from a mapping */
 };
 
 /* Read all of f through READ_PLUS in count-byte calls and judge it against
@@ -330,6 +333,8 @@ static struct verdict read_all(const char *dir, const char *name,
 		v.rpcs++;
 		v.wire += xdr_out_size(&r.rep.buf);
 		v.parts += r.rep.buf.nparts;
+		for (uint32_t k = 0; k < r.rep.buf.nparts; k++)
+			v.mapped += r.rep.buf.parts[k].mapped;
 		if (st != 0 || r.n == 0) {
 			v.ok = false;
 			break;
@@ -401,7 +406,7 @@ static struct verdict read_all(const char *dir, const char *name,
 
 /* ---- tests ---- */
 
-static char rp0[96], rpbig[96], rpdz[96], rpauto[96], rpzc[96];
+static char rp0[96], rpbig[96], rpdz[96], rpauto[96], rpzc[96], rpmap[96];
 
 static const struct shape {
 	const char *name;
@@ -421,10 +426,10 @@ static const struct shape {
 };
 
 /* Make the shape named name in dir and read it all with file parts
- * allowed, in 1 MiB calls; checks (label in the name) that segments,
+ * allowed, in count-byte calls; checks (label in the name) that segments,
  * holes and content match, and returns the verdict for the parts. */
-static struct verdict read_shape_inplace(const char *dir, const char *name,
-                                         const char *label)
+static struct verdict read_shape_count(const char *dir, const char *name,
+                                       const char *label, uint32_t count)
 {
 	const struct shape *sh = NULL;
 	static struct file f;
@@ -438,13 +443,20 @@ static struct verdict read_shape_inplace(const char *dir, const char *name,
 	          sh->data, false);
 	CHECK(load_file(dir, sh->name, &f), "load the file");
 	allow_files = true;
-	v = read_all(dir, sh->name, &f, 1 << 20, 1, false);
+	v = read_all(dir, sh->name, &f, count, 1, false);
 	allow_files = false;
 	snprintf(msg, sizeof(msg), "%s %s: segments, holes and content match",
 	         label, sh->name);
 	CHECK(v.ok && v.exact && v.tiny == 0, msg);
 	free(f.content);
 	return v;
+}
+
+/* read_shape_count in 1 MiB calls */
+static struct verdict read_shape_inplace(const char *dir, const char *name,
+                                         const char *label)
+{
+	return read_shape_count(dir, name, label, 1 << 20);
 }
 
 /* With file parts allowed, every shape reads the same (segments, bytes,
@@ -487,6 +499,37 @@ static void test_zerocopy_min(void)
 		         "parts, %u segments, %u calls)",
 		         names[i], v.parts, v.segs, v.rpcs);
 		CHECK(v.parts >= v.segs / 2 && v.parts > 0, msg);
+	}
+}
+
+/* The defaults (no_zerocopy, mapped): in calls of mapped_min or more
+ * every DATA segment goes from a mapping, none by sendfile, holes stay
+ * holes and the bytes are the file's; smaller calls are copied. */
+static void test_mapped(void)
+{
+	static const char *names[] = {"data", "mixed-4d", "mixed-16h",
+	                              "mixed-32d"};
+	char msg[160];
+
+	for (size_t i = 0; i < 4; i++) {
+		struct verdict v =
+		    read_shape_inplace(rpmap, names[i], "mapped");
+
+		snprintf(msg, sizeof(msg),
+		         "mapped %s: every data segment mapped (%u parts, %u "
+		         "mapped, %u segments, %u calls)",
+		         names[i], v.parts, v.mapped, v.segs, v.rpcs);
+		/* the last call covers only the file's 12345-byte tail,
+		 * under mapped_min: its few data segments are copied */
+		CHECK(v.parts > 0 && v.mapped == v.parts &&
+		          v.parts + 3 >= v.segs / 2,
+		      msg);
+		v = read_shape_count(rpmap, names[i], "mapped, 32 KiB calls",
+		                     32768);
+		snprintf(msg, sizeof(msg),
+		         "mapped %s: calls under mapped_min copied (%u parts)",
+		         names[i], v.parts);
+		CHECK(v.parts == 0, msg);
 	}
 }
 
@@ -762,8 +805,8 @@ static void test_wide_count(void)
 
 static int setup(void)
 {
-	const char *specs[5];
-	char s0[160], s1[160], s2[160], s3[160], s4[200], err[256];
+	const char *specs[6];
+	char s0[200], s1[160], s2[160], s3[160], s4[200], s5[200], err[256];
 	struct export_table *t;
 	int rc;
 
@@ -776,13 +819,15 @@ static int setup(void)
 	snprintf(rpauto, sizeof(rpauto), "%s/rpauto", base);
 	snprintf(rpzc, sizeof(rpzc), "%s/rpzc", base);
 	mkdir(rpzc, 0755);
+	snprintf(rpmap, sizeof(rpmap), "%s/rpmap", base);
+	mkdir(rpmap, 0755);
 	mkdir(rpauto, 0755);
 	mkdir(rp0, 0755);
 	mkdir(rpbig, 0755);
 	mkdir(rpdz, 0755);
 	snprintf(s0, sizeof(s0),
 	         "%s:rw,insecure,no_root_squash,"
-	         "readplus_min_hole=0,zerocopy",
+	         "readplus_min_hole=0,zerocopy,no_mapped",
 	         rp0);
 	snprintf(s1, sizeof(s1),
 	         "%s:rw,insecure,no_root_squash,"
@@ -802,7 +847,10 @@ static int setup(void)
 	         rpzc);
 	specs[3] = s3;
 	specs[4] = s4;
-	rc = exports_load(NULL, specs, 5, &t, err, sizeof(err));
+	snprintf(s5, sizeof(s5),
+	         "%s:rw,insecure,no_root_squash,readplus_min_hole=0", rpmap);
+	specs[5] = s5;
+	rc = exports_load(NULL, specs, 6, &t, err, sizeof(err));
 	if (rc) {
 		printf("# exports_load: %s\n", err);
 		return rc;
@@ -854,6 +902,20 @@ static void test_options(void)
 	      "zerocopy_min=4k parsed");
 	if (t)
 		exports_free(t);
+	snprintf(spec, sizeof(spec), "%s:rw", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].mapped_min == EXP_MAPPED_MIN_DEFAULT &&
+	          !(t->v[0].rules[0].flags & EXP_NO_MAPPED),
+	      "mapped by default, mapped_min 64 KiB");
+	if (t)
+		exports_free(t);
+	snprintf(spec, sizeof(spec), "%s:no_mapped,mapped_min=1m", rp0);
+	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
+	          t->v[0].rules[0].mapped_min == (1u << 20) &&
+	          (t->v[0].rules[0].flags & EXP_NO_MAPPED),
+	      "no_mapped and mapped_min=1m parsed");
+	if (t)
+		exports_free(t);
 	snprintf(spec, sizeof(spec), "%s:zerocopy_min=-4", rp0);
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == -EINVAL,
 	      "zerocopy_min=-4 is refused");
@@ -878,6 +940,7 @@ int main(void)
 	test_every_hole();
 	test_every_hole_inplace();
 	test_zerocopy_min();
+	test_mapped();
 	test_threshold();
 	test_threshold_auto();
 	test_wide_count();
