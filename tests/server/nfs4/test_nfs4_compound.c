@@ -495,7 +495,8 @@ static bool write_big(const char *dir, const uint8_t *data, size_t n)
 /* READ with the data in place: decoded from the stream, equal to the
  * file; a 4.1 reply with file parts is not kept for replay (the retry is
  * RETRY_UNCACHED_REP), one asked to be cached holds its bytes; the
- * session's reply limit counts bytes in place; no_zerocopy copies. */
+ * session's reply limit counts bytes in place; no_zerocopy sends from a
+ * mapping, or copies a READ under mapped_min. */
 static void test_inplace_read(void)
 {
 	static uint8_t file[200 * 1024];
@@ -548,9 +549,13 @@ static void test_inplace_read(void)
 	CHECK(write_big(rodir, file, sizeof(file)),
 	      "inplace: file written on the no_zerocopy export");
 	st = read_big(&rep, 0, 0, false, rodir, 0, 150000, 1);
-	CHECK(st == NFS4_OK && rep.buf.nparts == 0 &&
+	CHECK(st == NFS4_OK && rep.buf.nparts == 1 && rep.buf.parts[0].mapped &&
 	          read_result_is(&rep, false, file, 150000),
-	      "inplace: no_zerocopy export: READ copied, data equal");
+	      "inplace: no_zerocopy export: READ from a mapping, data equal");
+	st = read_big(&rep, 0, 0, false, rodir, 0, 65535, 1);
+	CHECK(st == NFS4_OK && rep.buf.nparts == 0 &&
+	          read_result_is(&rep, false, file, 65535),
+	      "inplace: no_zerocopy export: READ under mapped_min copied");
 	allow_files = false;
 	rep_free(&rep);
 	rep_free(&rep2);
