@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/fh.h"
 #include "server/snfsd.h"
 #include "util/log.h"
 
@@ -1054,6 +1055,9 @@ void exports_replace(struct snfsd *s, struct export_table *t)
 {
 	struct export_table *old;
 
+	/* before any call can see t: its exports are read unlocked */
+	if (t)
+		fh_prepare_table(s, t);
 	pthread_mutex_lock(&s->exports_lock);
 	old = s->exports;
 	s->exports = t;

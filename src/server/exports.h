@@ -89,6 +89,12 @@ struct export
 	struct bk_export *bk;
 	struct export_rule *rules;
 	size_t nrules;
+	/* The path's tag in file handles (fh.c) under the key fh_tag_key,
+	 * made when the table is installed (exports_replace): fh_parse then
+	 * checks a handle's tag without hashing the path on every call. */
+	bool fh_tag_set;
+	uint8_t fh_tag_key[16];
+	uint32_t fh_tag;
 };
 
 struct export_table {

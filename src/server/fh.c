@@ -50,9 +50,32 @@ static bool mac_equal(const uint8_t *a, const uint8_t *b)
 /* A tag of the export's path, covered by the MAC: a handle issued for one
  * export is STALE under another that reuses its fsid= (say /srv narrowed
  * to /srv/public on SIGHUP), so it can never reach beyond its own root. */
-static uint32_t export_tag(const struct snfsd *s, const struct export *ex)
+static uint32_t path_tag(const struct snfsd *s, const struct export *ex)
 {
 	return (uint32_t)siphash24(s->fh_key, ex->path, strlen(ex->path));
+}
+
+/* The tag noted when the table was installed, if it was noted under
+ * this key (a test's second server may share a table); else hashed. */
+static uint32_t export_tag(const struct snfsd *s, const struct export *ex)
+{
+	if (ex->fh_tag_set &&
+	    memcmp(ex->fh_tag_key, s->fh_key, sizeof(s->fh_key)) == 0)
+		return ex->fh_tag;
+	return path_tag(s, ex);
+}
+
+void fh_prepare_table(const struct snfsd *s, struct export_table *t)
+{
+	_Static_assert(sizeof(t->v[0].fh_tag_key) == sizeof(s->fh_key),
+	               "the noted key is the handle key");
+	for (size_t i = 0; i < t->n; i++) {
+		struct export *ex = &t->v[i];
+
+		ex->fh_tag = path_tag(s, ex);
+		memcpy(ex->fh_tag_key, s->fh_key, sizeof(ex->fh_tag_key));
+		ex->fh_tag_set = true;
+	}
 }
 
 int fh_make(const struct snfsd *s, const struct export *ex,

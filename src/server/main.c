@@ -328,7 +328,7 @@ static int server_setup(struct snfsd *s)
 		fprintf(stderr, "snfsd: %s\n", err);
 		return 1;
 	}
-	s->exports = t;
+	exports_replace(s, t); /* with the handle tags noted */
 	s->svc = rpc_service_new(s);
 	if (!s->svc || programs_register(s->svc)) {
 		fprintf(stderr, "snfsd: cannot register programs\n");

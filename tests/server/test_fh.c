@@ -34,6 +34,12 @@ static void test_siphash(void)
 	      "siphash 63-byte message");
 	CHECK(siphash24(key, msg, 8) == 0x93f5f5799a932462ULL,
 	      "siphash 8-byte message");
+	/* Words are loaded unaligned: a handle sits anywhere in a call. */
+	uint8_t off[80];
+	memcpy(off + 3, msg, 63);
+	CHECK(siphash24(key, off + 3, 63) == 0x958a324ceb064572ULL &&
+	          siphash24(key, off + 3, 15) == 0xa129ca6149be45e5ULL,
+	      "siphash of an unaligned message");
 }
 
 static struct sockaddr_storage ip(const char *a, uint16_t port)
@@ -143,6 +149,60 @@ static void test_handles(struct snfsd *s)
 	      "handle under another key gives -EBADF");
 }
 
+/* The export's path tag in handles, noted when a table is installed
+ * (fh_prepare_table) rather than hashed per call: the same handles as
+ * before, an export that reuses a gone export's fsid under another path
+ * still makes its handles stale, and a server with another key sharing
+ * the table does not use the noted tags. */
+static void test_tags(struct snfsd *s)
+{
+	struct export *a = &s->exports->v[0], *b = &s->exports->v[1], *got;
+	struct bk_handle bh = {.len = 6, .data = {9, 8, 7, 6, 5, 4}}, out;
+	struct nfs_fh before, after, fo, fp;
+	struct snfsd other = *s;
+
+	/* /a's fsid taken by an export of /b's path (say /a unexported and
+	 * /b given its fsid= on SIGHUP) */
+	struct export imposter = *a;
+	imposter.path = b->path;
+	struct export_table moved = {.v = &imposter, .n = 1};
+
+	fh_make(s, a, &bh, &before);
+	CHECK(fh_parse(s, &moved, before.data, before.len, &got, &out) ==
+	          -ESTALE,
+	      "tags: fsid reused under another path gives -ESTALE");
+	fh_prepare_table(s, &moved);
+	CHECK(imposter.fh_tag_set &&
+	          fh_parse(s, &moved, before.data, before.len, &got, &out) ==
+	              -ESTALE,
+	      "tags: noted, still -ESTALE");
+
+	fh_prepare_table(s, s->exports);
+	fh_make(s, a, &bh, &after);
+	CHECK(a->fh_tag_set && after.len == before.len &&
+	          memcmp(after.data, before.data, before.len) == 0,
+	      "tags: noted tags make the same handles");
+	CHECK(fh_parse(s, s->exports, before.data, before.len, &got, &out) ==
+	              0 &&
+	          got == a && out.len == bh.len,
+	      "tags: a handle made before parses after");
+
+	/* its handles carry its own tag, as from a table never prepared */
+	struct export plain = *a;
+	plain.fh_tag_set = false;
+	other.fh_key[0] ^= 0x40;
+	CHECK(fh_make(&other, a, &bh, &fo) == 0 &&
+	          fh_make(&other, &plain, &bh, &fp) == 0 &&
+	          memcmp(fo.data, fp.data, fo.len) == 0 &&
+	          fh_parse(&other, s->exports, fo.data, fo.len, &got, &out) ==
+	              0 &&
+	          got == a,
+	      "tags: another key sharing the table hashes its own tags");
+	CHECK(fh_parse(&other, s->exports, before.data, before.len, &got,
+	               &out) == -EBADF,
+	      "tags: and refuses this key's handles");
+}
+
 static void make_call(struct rpc_call *c, struct snfsd *s, const char *addr,
                       uint16_t port, uint32_t uid)
 {
@@ -231,6 +291,7 @@ int main(void)
 	test_siphash();
 	setup_server(&s);
 	test_handles(&s);
+	test_tags(&s);
 	test_resolve(&s);
 	exports_replace(&s, NULL);
 	pthread_mutex_destroy(&s.exports_lock);
