@@ -46,8 +46,12 @@ struct rpc_stats {
 	int nvers, cap;
 	uint32_t nops; /* procedures over all versions */
 	/* Each shard is its own cache-aligned block of nops counters, so
-	 * threads on different shards never write the same line. */
-	struct op_counters *shards[RPC_STATS_SHARDS];
+	 * threads on different shards never write the same line. A shard is
+	 * made by the first call counted on it (NULL until then): a server
+	 * with a few workers uses a few, and registering no longer zeroes
+	 * and copies all 16 on every program added (~1 MiB each time, most
+	 * of snfsd's start-up instructions after the exports). */
+	_Atomic(struct op_counters *) shards[RPC_STATS_SHARDS];
 
 	/* error log rate limit: a one-second window */
 	_Atomic uint64_t log_window;
@@ -65,7 +69,7 @@ void rpc_stats_free(struct rpc_stats *st)
 	if (!st)
 		return;
 	for (int i = 0; i < RPC_STATS_SHARDS; i++)
-		free(st->shards[i]);
+		free(atomic_load(&st->shards[i]));
 	free(st->vers);
 	free(st);
 }
@@ -98,12 +102,14 @@ static void counters_copy(struct op_counters *dst,
 	}
 }
 
-/* Grow every shard to nops counters; all or nothing. */
+/* Grow every shard made so far to nops counters; all or nothing. */
 static int shards_grow(struct rpc_stats *st, uint32_t nops)
 {
-	struct op_counters *grown[RPC_STATS_SHARDS];
+	struct op_counters *grown[RPC_STATS_SHARDS] = {0};
 
 	for (int i = 0; i < RPC_STATS_SHARDS; i++) {
+		if (!atomic_load(&st->shards[i]))
+			continue;
 		grown[i] = counters_alloc(nops);
 		if (!grown[i]) {
 			while (i-- > 0)
@@ -112,10 +118,13 @@ static int shards_grow(struct rpc_stats *st, uint32_t nops)
 		}
 	}
 	for (int i = 0; i < RPC_STATS_SHARDS; i++) {
-		if (st->shards[i])
-			counters_copy(grown[i], st->shards[i], st->nops);
-		free(st->shards[i]);
-		st->shards[i] = grown[i];
+		struct op_counters *old = atomic_load(&st->shards[i]);
+
+		if (!old)
+			continue;
+		counters_copy(grown[i], old, st->nops);
+		free(old);
+		atomic_store(&st->shards[i], grown[i]);
 	}
 	st->nops = nops;
 	return 0;
@@ -225,15 +234,38 @@ static unsigned my_shard(void)
 	return shard_plus_one - 1;
 }
 
+/* Shard s, made now if no call was counted on it yet; NULL when out of
+ * memory (the call goes uncounted). Two threads of one shard may race to
+ * make it: one block wins, the other is freed. */
+static __attribute__((noinline, cold)) struct op_counters *
+shard_make(struct rpc_stats *st, unsigned s)
+{
+	struct op_counters *c = counters_alloc(st->nops), *none = NULL;
+
+	if (!c)
+		return NULL;
+	if (atomic_compare_exchange_strong_explicit(&st->shards[s], &none, c,
+	                                            memory_order_acq_rel,
+	                                            memory_order_acquire))
+		return c;
+	free(c);
+	return none;
+}
+
 void rpc_stats_record(struct rpc_stats *st, int slot, uint32_t proc,
                       uint64_t ns, bool error)
 {
 	struct op_counters *c;
 	uint64_t idx = (uint64_t)slot + proc;
+	unsigned s;
 
 	if (slot < 0 || idx >= st->nops)
 		return;
-	c = &st->shards[my_shard()][idx];
+	s = my_shard();
+	c = atomic_load_explicit(&st->shards[s], memory_order_acquire);
+	if (!c && !(c = shard_make(st, s)))
+		return;
+	c = &c[idx];
 	atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
 	if (error)
 		atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
@@ -266,8 +298,13 @@ static void row_add(struct rpc_stats_row *row, const struct op_counters *c)
 static void row_sum(const struct rpc_stats *st, uint32_t idx,
                     struct rpc_stats_row *r)
 {
-	for (int s = 0; s < RPC_STATS_SHARDS; s++)
-		row_add(r, &st->shards[s][idx]);
+	for (int s = 0; s < RPC_STATS_SHARDS; s++) {
+		const struct op_counters *c =
+		    atomic_load_explicit(&st->shards[s], memory_order_acquire);
+
+		if (c)
+			row_add(r, &c[idx]);
+	}
 }
 
 /* The rows of a version's procedures. */

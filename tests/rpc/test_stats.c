@@ -481,6 +481,56 @@ static void test_threads(void)
 	rpc_stats_free(st);
 }
 
+/* Shards are made by the first call counted on them: 32 threads on a
+ * fresh table (two per shard, so two race to make each) lose no call,
+ * and counts made before a program is added survive the growth. */
+#define SHARED_THREADS 32
+#define SHARED_PER_THREAD 20000
+
+static void *hammer_few(void *p)
+{
+	struct worker_arg *a = p;
+	for (uint64_t i = 0; i < SHARED_PER_THREAD; i++)
+		rpc_stats_record(a->st, a->slot, 0, 1000, false);
+	return NULL;
+}
+
+static void test_lazy_shards(void)
+{
+	struct rpc_stats *st = rpc_stats_new();
+	struct worker_arg a = {.st = st};
+	struct rpc_stats_row *rows;
+	pthread_t t[SHARED_THREADS];
+	long n;
+
+	rpc_stats_add_program(st, &toy_prog);
+	a.slot = rpc_stats_slot(st, &toy_versions[0]);
+	n = rpc_stats_snapshot(st, &rows);
+	CHECK(n == 8 && rows[a.slot].calls == 0 && rows[a.slot].sum_ns == 0,
+	      "lazy shards: nothing counted, all rows zero");
+	free(rows);
+	for (int i = 0; i < SHARED_THREADS; i++)
+		pthread_create(&t[i], NULL, hammer_few, &a);
+	for (int i = 0; i < SHARED_THREADS; i++)
+		pthread_join(t[i], NULL);
+	rpc_stats_record(st, a.slot, 1, 5000, true);
+	CHECK(rpc_stats_add_program(st, &other_prog) == 0,
+	      "lazy shards: a program added after counting");
+	rpc_stats_record(st, rpc_stats_slot(st, &other_versions[0]), 1, 1000,
+	                 false);
+	n = rpc_stats_snapshot(st, &rows);
+	CHECK(n == 10 &&
+	          rows[a.slot].calls ==
+	              (uint64_t)SHARED_THREADS * SHARED_PER_THREAD &&
+	          bucket_sum(&rows[a.slot]) == rows[a.slot].calls,
+	      "lazy shards: 32 threads on 16 fresh shards lose no call");
+	CHECK(rows[a.slot + 1].calls == 1 && rows[a.slot + 1].errors == 1 &&
+	          rows[a.slot + 1].sum_ns == 5000 && rows[9].calls == 1,
+	      "lazy shards: counts survive a program added");
+	free(rows);
+	rpc_stats_free(st);
+}
+
 static int count_lines(const char *s, const char *needle)
 {
 	int n = 0;
@@ -803,6 +853,7 @@ int main(void)
 	test_renderings();
 	test_log_rate_limit();
 	test_threads();
+	test_lazy_shards();
 	test_set_fh();
 	test_optab();
 	rpc_service_free(svc);
