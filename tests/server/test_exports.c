@@ -112,12 +112,12 @@ static void test_good_file(void)
 	if (a && a->nrules == 2) {
 		const struct export_rule *r = &a->rules[0];
 		CHECK(r->kind == MATCH_ADDR, "127.0.0.1 is an address rule");
-		CHECK(r->flags == (EXP_RW | EXP_NO_ZEROCOPY),
+		CHECK(r->flags == (EXP_RW | EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
 		      "rw,no_root_squash,insecure,async");
 		r = &a->rules[1];
 		CHECK(r->kind == MATCH_CIDR && r->prefix == 8, "10.0.0.0/8");
 		CHECK(r->flags == (EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC |
-		                   EXP_NO_ZEROCOPY),
+		                   EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
 		      "defaults: ro,root_squash,secure,sync,no_zerocopy");
 		CHECK(r->anonuid == 65534 && r->anongid == 65534,
 		      "default anon ids 65534");
@@ -337,12 +337,13 @@ static void test_specs(void)
 	CHECK(t->n == 3, "three -e exports");
 	const struct export_rule *r = &t->v[0].rules[0];
 	CHECK(t->v[0].nrules == 1 && r->kind == MATCH_ANY &&
-	          r->flags ==
-	              (EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC | EXP_NO_ZEROCOPY),
+	          r->flags == (EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC |
+	                       EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
 	      "-e DIR: *(rw,insecure,root_squash,sync,no_zerocopy)");
 	r = &t->v[1].rules[0];
 	CHECK(r->kind == MATCH_ANY &&
-	          r->flags == (EXP_SYNC | EXP_NO_ZEROCOPY) && t->v[1].fsid == 9,
+	          r->flags == (EXP_SYNC | EXP_NO_ZEROCOPY | EXP_NO_MAPPED) &&
+	          t->v[1].fsid == 9,
 	      "-e DIR:opts applies to *");
 	CHECK(t->v[2].nrules == 2 && t->v[2].rules[0].kind == MATCH_ADDR &&
 	          (t->v[2].rules[0].flags & EXP_RW) &&

@@ -69,7 +69,7 @@ static uint32_t v3_io(struct export *ex, const struct bk_handle *bh,
 static int setup(void)
 {
 	const char *specs[2];
-	char spec_rw[160], spec_ro[160], err[256];
+	char spec_rw[160], spec_ro[200], err[256];
 	struct export_table *t;
 	int rc;
 
@@ -85,7 +85,9 @@ static int setup(void)
 	snprintf(spec_rw, sizeof(spec_rw),
 	         "%s:rw,insecure,no_root_squash,zerocopy", rwdir);
 	snprintf(spec_ro, sizeof(spec_ro),
-	         "%s:ro,insecure,no_root_squash,no_zerocopy", rodir);
+	         "%s:ro,insecure,no_root_squash,no_zerocopy,mapped,"
+	         "mapped_min=64k",
+	         rodir);
 	specs[0] = spec_rw;
 	specs[1] = spec_ro;
 	rc = exports_load(NULL, specs, 2, &t, err, sizeof(err));
@@ -555,7 +557,8 @@ static void test_inplace_read(void)
 	st = read_big(&rep, 0, 0, false, rodir, 0, 65535, 1);
 	CHECK(st == NFS4_OK && rep.buf.nparts == 0 &&
 	          read_result_is(&rep, false, file, 65535),
-	      "inplace: no_zerocopy export: READ under mapped_min copied");
+	      "inplace: no_zerocopy export: READ under mapped_min (64k) "
+	      "copied");
 	allow_files = false;
 	rep_free(&rep);
 	rep_free(&rep2);

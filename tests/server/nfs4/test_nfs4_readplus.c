@@ -6,8 +6,8 @@
  *   rpbig readplus_min_hole=64k   holes under 64 KiB sent as zeros
  *   rpdz detect_zeroes            allocated zero blocks sent as holes
  *   rpzc zerocopy,zerocopy_min=4k every data piece sent in place
- *   rpmap (defaults, every hole) data sent from a mapping in calls of
- *                                 mapped_min (64 KiB) or more
+ *   rpmap mapped (every hole)     data sent from a mapping in calls of
+ *                                 mapped_min (512 KiB) or more
  *   rpauto (no option)            by the client: 4096, or
  *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
  *                                 session of a Linux kernel client */
@@ -502,7 +502,7 @@ static void test_zerocopy_min(void)
 	}
 }
 
-/* The defaults (no_zerocopy, mapped): in calls of mapped_min or more
+/* mapped (and no_zerocopy): in calls of mapped_min or more
  * every DATA segment goes from a mapping, none by sendfile, holes stay
  * holes and the bytes are the file's; smaller calls are copied. */
 static void test_mapped(void)
@@ -524,8 +524,8 @@ static void test_mapped(void)
 		CHECK(v.parts > 0 && v.mapped == v.parts &&
 		          v.parts + 3 >= v.segs / 2,
 		      msg);
-		v = read_shape_count(rpmap, names[i], "mapped, 32 KiB calls",
-		                     32768);
+		v = read_shape_count(rpmap, names[i], "mapped, 256 KiB calls",
+		                     262144);
 		snprintf(msg, sizeof(msg),
 		         "mapped %s: calls under mapped_min copied (%u parts)",
 		         names[i], v.parts);
@@ -848,7 +848,8 @@ static int setup(void)
 	specs[3] = s3;
 	specs[4] = s4;
 	snprintf(s5, sizeof(s5),
-	         "%s:rw,insecure,no_root_squash,readplus_min_hole=0", rpmap);
+	         "%s:rw,insecure,no_root_squash,readplus_min_hole=0,mapped",
+	         rpmap);
 	specs[5] = s5;
 	rc = exports_load(NULL, specs, 6, &t, err, sizeof(err));
 	if (rc) {
@@ -905,15 +906,16 @@ static void test_options(void)
 	snprintf(spec, sizeof(spec), "%s:rw", rp0);
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
 	          t->v[0].rules[0].mapped_min == EXP_MAPPED_MIN_DEFAULT &&
-	          !(t->v[0].rules[0].flags & EXP_NO_MAPPED),
-	      "mapped by default, mapped_min 64 KiB");
+	          EXP_MAPPED_MIN_DEFAULT == (512u << 10) &&
+	          (t->v[0].rules[0].flags & EXP_NO_MAPPED),
+	      "no_mapped by default, mapped_min 512 KiB");
 	if (t)
 		exports_free(t);
-	snprintf(spec, sizeof(spec), "%s:no_mapped,mapped_min=1m", rp0);
+	snprintf(spec, sizeof(spec), "%s:mapped,mapped_min=1m", rp0);
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
 	          t->v[0].rules[0].mapped_min == (1u << 20) &&
-	          (t->v[0].rules[0].flags & EXP_NO_MAPPED),
-	      "no_mapped and mapped_min=1m parsed");
+	          !(t->v[0].rules[0].flags & EXP_NO_MAPPED),
+	      "mapped and mapped_min=1m parsed");
 	if (t)
 		exports_free(t);
 	snprintf(spec, sizeof(spec), "%s:zerocopy_min=-4", rp0);
