@@ -249,6 +249,37 @@ static void check_stream(int file, const uint8_t *data, unsigned mapped)
 	xdr_out_free(&x);
 }
 
+/* A reply of more mapped parts than one sendmsg takes (GATHER_IOV in
+ * send.c): 400 parts of 100 bytes, each after a word, in several
+ * gathers and partial sends; the stream is the words and the file's
+ * bytes in order. */
+static void check_many_mapped(int file, const uint8_t *data)
+{
+	static uint8_t got[400 * 104 + 16], want[400 * 104 + 16];
+	struct xdr_out x;
+	size_t n = 0;
+	int calls;
+	bool ok = xdr_out_init(&x, 256, 1 << 20) == 0;
+
+	xdr_out_allow_file(&x);
+	ok = ok && xdr_out_take_file(&x, dup(file));
+	for (uint32_t i = 0; i < 400 && ok; i++) {
+		uint64_t off = (uint64_t)i * 700 + 3; /* unaligned, spread */
+		ok = xdr_put_u32(&x, i) && xdr_put_file_as(&x, off, 100, true);
+		want[n] = want[n + 1] = want[n + 2] = 0;
+		want[n + 3] = (uint8_t)i;
+		want[n + 2] = (uint8_t)(i >> 8);
+		memcpy(want + n + 4, data + off, 100);
+		n += 104;
+	}
+	CHECK(ok && xdr_out_size(&x) == n, "send: 400 mapped parts");
+	memset(got, 0xee, sizeof(got));
+	CHECK(send_all(&x, got, n, &calls) == (ssize_t)n &&
+	          memcmp(got, want, n) == 0,
+	      "send: 400 mapped parts arrive in order");
+	xdr_out_free(&x);
+}
+
 int main(void)
 {
 	static uint8_t data[FILE_SIZE], got[FILE_SIZE + 4096];
@@ -271,6 +302,7 @@ int main(void)
 	/* by sendfile, from a mapping, and the two mixed */
 	for (unsigned m = 0; m < 4; m++)
 		check_stream(file, data, m);
+	check_many_mapped(file, data);
 
 	/* truncating to before a part drops it */
 	xdr_out_truncate(&x, 4 + 3 + 4);
