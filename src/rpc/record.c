@@ -39,7 +39,10 @@ static bool record_complete(const struct rpc_record_reader *r)
 }
 
 /* Make room for n more bytes, growing geometrically but never past the end
- * of the current fragment. False when out of memory. */
+ * of the current fragment, except to RECORD_MIN_CAP: a buffer that small
+ * costs nothing a mark could abuse, and the server hands finished calls'
+ * buffers to the next records, which then fit without a realloc however
+ * the small calls' sizes vary. False when out of memory. */
 static bool record_grow(struct rpc_record_reader *r, size_t n)
 {
 	size_t need = r->len + n, end = r->len + r->frag_left, cap;
@@ -49,7 +52,7 @@ static bool record_grow(struct rpc_record_reader *r, size_t n)
 		return true;
 	cap = r->cap ? r->cap * 2 : RECORD_MIN_CAP;
 	if (cap > end)
-		cap = end;
+		cap = end > RECORD_MIN_CAP ? end : RECORD_MIN_CAP;
 	if (cap < need)
 		cap = need;
 	p = realloc(r->buf, cap);
