@@ -196,7 +196,8 @@ static int gather_plan(const struct xdr_out *x, uint32_t k, bool in_part,
 /* Send the planned entries by one sendmsg from a mapping of [lo, hi).
  * Returns bytes sent, 0 when the socket is full, -1 when broken, -2
  * when the mapping cannot be made (the caller sends another way) or
- * -EFAULT when the first byte is past the file's end. */
+ * -EFAULT when nothing went because a part's bytes past the file's end
+ * were in the first chunk the kernel copied. */
 static ssize_t gather_send(int sock, const struct xdr_out *x,
                            const struct gather_ent *e, int n, uint64_t lo,
                            uint64_t hi, bool more)
@@ -237,9 +238,9 @@ static ssize_t gather_send(int sock, const struct xdr_out *x,
 	return r;
 }
 
-/* The stream from (k, in_part, pos) on, as far as one sendmsg goes. A
- * fault at the first byte (a part past the file's end) sends zeros for
- * the rest of that part. Returns as send_once; -2: send another way. */
+/* The stream from (k, in_part, pos) on, as far as one sendmsg goes; on
+ * a fault (see gather_send) only the first entry, the way that cannot
+ * fault. Returns as send_once; -2: send another way. */
 static ssize_t send_gather(int sock, const struct xdr_out *x, uint32_t k,
                            bool in_part, uint64_t pos)
 {
@@ -316,15 +317,13 @@ ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off)
 		ssize_t r;
 
 		advance(x, &k, &in_part, &pos);
-		r = -2;
-		if (in_part ? x->parts[k].mapped
-		            : k < x->nparts && x->parts[k].mapped)
-			r = send_gather(sock, x, k, in_part, pos);
-		if (r != -2) {
-			/* sent by the gather */
-		} else if (in_part) {
+		/* a mapped part, or the buffer before one: gathered */
+		r = k < x->nparts && x->parts[k].mapped
+		        ? send_gather(sock, x, k, in_part, pos)
+		        : -2;
+		if (r == -2 && in_part) {
 			r = send_part(sock, x, k, pos);
-		} else {
+		} else if (r == -2) {
 			size_t end = k < x->nparts ? x->parts[k].at : x->len;
 			r = send_once(sock, x->buf + pos, end - (size_t)pos,
 			              k < x->nparts);
