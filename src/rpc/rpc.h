@@ -212,4 +212,15 @@ const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n);
 /* Source port of a peer, for the exports `secure` option. */
 uint16_t rpc_peer_port(const struct sockaddr *sa);
 
+/* Whether sending page-sized pieces of a reply by sendfile costs less
+ * than copying them (read into the reply, copied into the socket) on
+ * this machine: timed once over a loopback connection, at the first ask
+ * (sendcal.c), or as SNFSD_SENDFILE_PAYS=0|1 says. The export option
+ * zerocopy=auto (the default) follows it. */
+bool rpc_sendfile_pays(void);
+/* The decision from the two times of a reply of pieces (tests). */
+bool rpc_sendfile_pays_model(double t_copy, double t_sendfile);
+/* Set it instead (tests). */
+void rpc_sendfile_pays_set(bool v);
+
 #endif

@@ -89,22 +89,25 @@ static const char *origin_str(const struct origin *o, char *buf, size_t n)
 
 /* ---- options ---- */
 
-/* no_zerocopy and no_mapped by default: with either, READ gets faster
- * than READ_PLUS can on 4 KiB-segment files, whose small pieces neither
- * suits (sendfile per piece costs more than a copy; a mapping of a sparse
- * range saves half a reply's copy and pays its faults and unmap), and
- * READ_PLUS must be the faster one there (issue 5's 0.6x READ). Measured
- * on this host's loopback: bench/results/sparse.md (snfsd vs snfsd-nozc
- * rows); stop 25 (doc/HACKING.md): mapped READ of 1 MiB calls 10-30%
- * faster, READ_PLUS of mixed-4d no faster in wall time. zerocopy wins
- * where copies are dear (the emulated guest: sparse_kernel.md). */
+/* zerocopy=auto and no_mapped by default. Where sendfile per page costs
+ * more than copying the page (a real CPU: rpc_sendfile_pays), zerocopy
+ * and mapped make READ faster than READ_PLUS can be on 4 KiB-segment
+ * files, whose small pieces neither suits (sendfile per piece costs more
+ * than a copy; a mapping of a sparse range saves half a reply's copy and
+ * pays its faults and unmap), and READ_PLUS must be the faster one there
+ * (issue 5's 0.6x READ). Measured on this host's loopback:
+ * bench/results/sparse.md (snfsd vs snfsd-nozc rows); stop 25
+ * (doc/HACKING.md): mapped READ of 1 MiB calls 10-30% faster, READ_PLUS
+ * of mixed-4d no faster in wall time. Where copies are dear (the emulated
+ * guest) sendfile wins for both from a page up, and auto takes it
+ * (bench/results/stop26). */
 static const struct rule_opts file_defaults = {
-    .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC | EXP_NO_ZEROCOPY |
+    .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC | EXP_ZEROCOPY_AUTO |
              EXP_NO_MAPPED,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
-    .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
+    .zerocopy_min = EXP_ZEROCOPY_MIN_UNSET,
     .mapped_min = EXP_MAPPED_MIN_DEFAULT,
 };
 
@@ -112,11 +115,11 @@ static const struct rule_opts file_defaults = {
  * from unprivileged ports, and a one-off export is meant to be written. */
 static const struct rule_opts cli_defaults = {
     .flags =
-        EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC | EXP_NO_ZEROCOPY | EXP_NO_MAPPED,
+        EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC | EXP_ZEROCOPY_AUTO | EXP_NO_MAPPED,
     .anonuid = ANON_ID_DEFAULT,
     .anongid = ANON_ID_DEFAULT,
     .readplus_min_hole = EXP_READPLUS_MIN_HOLE_AUTO,
-    .zerocopy_min = EXP_ZEROCOPY_MIN_DEFAULT,
+    .zerocopy_min = EXP_ZEROCOPY_MIN_UNSET,
     .mapped_min = EXP_MAPPED_MIN_DEFAULT,
 };
 
@@ -196,8 +199,8 @@ static const struct {
     {"async", 0, EXP_SYNC},
     {"detect_zeroes", EXP_DETECT_ZEROES, 0},
     {"no_detect_zeroes", 0, EXP_DETECT_ZEROES},
-    {"zerocopy", 0, EXP_NO_ZEROCOPY},
-    {"no_zerocopy", EXP_NO_ZEROCOPY, 0},
+    {"zerocopy", 0, EXP_NO_ZEROCOPY | EXP_ZEROCOPY_AUTO},
+    {"no_zerocopy", EXP_NO_ZEROCOPY, EXP_ZEROCOPY_AUTO},
     {"mapped", 0, EXP_NO_MAPPED},
     {"no_mapped", EXP_NO_MAPPED, 0},
 };
@@ -270,6 +273,10 @@ static int apply_opt(struct builder *b, const struct origin *o,
 	}
 	if (!strcmp(opt, "readplus_min_hole"))
 		return parse_size_opt(b, o, opt, val, &r->readplus_min_hole);
+	if (!strcmp(opt, "zerocopy") && !strcmp(val, "auto")) {
+		r->flags = (r->flags | EXP_ZEROCOPY_AUTO) & ~EXP_NO_ZEROCOPY;
+		return 0;
+	}
 	if (!strcmp(opt, "zerocopy_min"))
 		return parse_size_opt(b, o, opt, val, &r->zerocopy_min);
 	if (!strcmp(opt, "mapped_min"))

@@ -28,6 +28,7 @@ enum {
 	EXP_NO_ZEROCOPY = 1 << 6,   /* READ data copied, never sendfile */
 	EXP_IDMAP_NAMES = 1 << 7,   /* NFSv4 owners as name@domain */
 	EXP_NO_MAPPED = 1 << 8,     /* READ data never sent from a mapping */
+	EXP_ZEROCOPY_AUTO = 1 << 9, /* zerocopy where sendfile pays (readio.h) */
 };
 
 /* READ_PLUS sends holes shorter than readplus_min_hole as zeros inside
@@ -43,6 +44,18 @@ enum {
 #define EXP_READPLUS_MIN_HOLE_AUTO UINT32_MAX
 #define EXP_READPLUS_MIN_HOLE_DEFAULT 4096
 #define EXP_READPLUS_MIN_HOLE_LINUX 4096
+/* The same client where pages of data go by sendfile (zerocopy=auto on a
+ * machine where sendfile pays, or zerocopy): a hole sent as zeros costs
+ * the server nothing more than the send it is part of, a HOLE segment
+ * costs it a sendfile and a send more. Measured in the guest
+ * (bench/results/stop26/guest_w3_minhole.txt, 32 MiB, 5 runs, medians,
+ * servers in turn), thresholds 4k / 8k / 16k / 64k: mixed-4d dd
+ * iflag=direct bs=128K 0.461 / 0.400 / 0.410 / 0.398 s, buffered 0.297 /
+ * 0.277 / 0.274 / 0.282; mixed-8d 0.418 / 0.413 / 0.392 / 0.395 and
+ * 0.291 / 0.289 / 0.280 / 0.273; mixed-32d even within 4%. 16k is best
+ * or within 3% of it everywhere, and keeps holes of 16 KiB and more on
+ * the wire as holes. */
+#define EXP_READPLUS_MIN_HOLE_LINUX_ZC 16384
 
 /* With zerocopy, pieces shorter than zerocopy_min are copied into the
  * reply: a sendfile (and the send of the header before it) per piece
@@ -52,6 +65,11 @@ enum {
  * emulated CPU every copy is dear and sendfile may win at any size (the
  * option is there to measure and choose). */
 #define EXP_ZEROCOPY_MIN_DEFAULT (32u << 10)
+/* zerocopy=auto (the default) sends by sendfile only on a machine where
+ * that beats copying for pieces of a page (rpc_sendfile_pays: timed at
+ * start), and then from a page up, unless zerocopy_min says otherwise. */
+#define EXP_ZEROCOPY_MIN_AUTO (4u << 10)
+#define EXP_ZEROCOPY_MIN_UNSET UINT32_MAX
 
 /* With mapped, a READ or READ_PLUS covering mapped_min bytes or more
  * sends the data it does not send by sendfile from a mapping of the file

@@ -205,6 +205,11 @@ static int load_exports(const struct snfsd_config *cfg,
 		*out = NULL;
 		return -ENOENT;
 	}
+	/* zerocopy=auto: timed now, not in the first READ */
+	for (size_t i = 0; i < (*out)->n; i++)
+		for (size_t j = 0; j < (*out)->v[i].nrules; j++)
+			if ((*out)->v[i].rules[j].flags & EXP_ZEROCOPY_AUTO)
+				return (void)rpc_sendfile_pays(), 0;
 	return 0;
 }
 

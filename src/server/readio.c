@@ -15,19 +15,35 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "rpc/rpc.h"
 #include "server/exports.h"
+
+/* The shortest piece sent by sendfile, or UINT32_MAX for none. */
+static uint32_t zerocopy_from(const struct export_rule *rule)
+{
+	uint32_t flags = rule ? rule->flags : 0;
+	uint32_t v = rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_UNSET;
+
+	if (flags & EXP_NO_ZEROCOPY)
+		return UINT32_MAX;
+	if (flags & EXP_ZEROCOPY_AUTO) {
+		if (!rpc_sendfile_pays())
+			return UINT32_MAX;
+		return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_AUTO;
+	}
+	return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_DEFAULT;
+}
 
 enum srv_inplace srv_inplace_how(const struct export *ex,
                                  const struct export_rule *rule, uint64_t count,
                                  uint64_t len)
 {
 	uint32_t flags = rule ? rule->flags : 0;
-	uint32_t zc_min = rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_DEFAULT;
 	uint32_t map_min = rule ? rule->mapped_min : EXP_MAPPED_MIN_DEFAULT;
 
 	if (!ex->ops->read_ref)
 		return SRV_COPY;
-	if (!(flags & EXP_NO_ZEROCOPY) && len >= zc_min)
+	if (len >= zerocopy_from(rule))
 		return SRV_SENDFILE;
 	if (!(flags & EXP_NO_MAPPED) && count >= map_min)
 		return SRV_MAPPED;

@@ -112,13 +112,13 @@ static void test_good_file(void)
 	if (a && a->nrules == 2) {
 		const struct export_rule *r = &a->rules[0];
 		CHECK(r->kind == MATCH_ADDR, "127.0.0.1 is an address rule");
-		CHECK(r->flags == (EXP_RW | EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
+		CHECK(r->flags == (EXP_RW | EXP_ZEROCOPY_AUTO | EXP_NO_MAPPED),
 		      "rw,no_root_squash,insecure,async");
 		r = &a->rules[1];
 		CHECK(r->kind == MATCH_CIDR && r->prefix == 8, "10.0.0.0/8");
 		CHECK(r->flags == (EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC |
-		                   EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
-		      "defaults: ro,root_squash,secure,sync,no_zerocopy");
+		                   EXP_ZEROCOPY_AUTO | EXP_NO_MAPPED),
+		      "defaults: ro,root_squash,secure,sync,zerocopy=auto");
 		CHECK(r->anonuid == 65534 && r->anongid == 65534,
 		      "default anon ids 65534");
 	}
@@ -338,11 +338,11 @@ static void test_specs(void)
 	const struct export_rule *r = &t->v[0].rules[0];
 	CHECK(t->v[0].nrules == 1 && r->kind == MATCH_ANY &&
 	          r->flags == (EXP_RW | EXP_ROOT_SQUASH | EXP_SYNC |
-	                       EXP_NO_ZEROCOPY | EXP_NO_MAPPED),
-	      "-e DIR: *(rw,insecure,root_squash,sync,no_zerocopy)");
+	                       EXP_ZEROCOPY_AUTO | EXP_NO_MAPPED),
+	      "-e DIR: *(rw,insecure,root_squash,sync,zerocopy=auto)");
 	r = &t->v[1].rules[0];
 	CHECK(r->kind == MATCH_ANY &&
-	          r->flags == (EXP_SYNC | EXP_NO_ZEROCOPY | EXP_NO_MAPPED) &&
+	          r->flags == (EXP_SYNC | EXP_ZEROCOPY_AUTO | EXP_NO_MAPPED) &&
 	          t->v[1].fsid == 9,
 	      "-e DIR:opts applies to *");
 	CHECK(t->v[2].nrules == 2 && t->v[2].rules[0].kind == MATCH_ADDR &&
@@ -435,6 +435,44 @@ static void test_idmap_option(void)
 	             "idmap without a value rejected");
 }
 
+/* zerocopy=auto by default; zerocopy and no_zerocopy force it either
+ * way, zerocopy=auto takes it back; the last one given wins. */
+static void test_zerocopy_option(void)
+{
+	const uint32_t zc = EXP_ZEROCOPY_AUTO | EXP_NO_ZEROCOPY;
+	struct export_table *t;
+	char p[400];
+	int rc = load_text("%1$s/a 127.0.0.1(zerocopy) 10.0.0.1(no_zerocopy) "
+	                   "10.0.0.2(no_zerocopy,zerocopy=auto) "
+	                   "10.0.0.3(zerocopy=auto,zerocopy) *(ro)\n",
+	                   &t);
+
+	CHECK(rc == 0, "zerocopy options load");
+	if (rc) {
+		printf("# %s\n", err);
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/a", tmp);
+	struct export *a = exports_by_path(t, p);
+	CHECK(a && a->nrules == 5, "five rules");
+	if (a && a->nrules == 5) {
+		CHECK((a->rules[0].flags & zc) == 0, "zerocopy: always");
+		CHECK((a->rules[1].flags & zc) == EXP_NO_ZEROCOPY,
+		      "no_zerocopy: never");
+		CHECK((a->rules[2].flags & zc) == EXP_ZEROCOPY_AUTO,
+		      "zerocopy=auto after no_zerocopy: auto");
+		CHECK((a->rules[3].flags & zc) == 0,
+		      "zerocopy after zerocopy=auto: always");
+		CHECK((a->rules[4].flags & zc) == EXP_ZEROCOPY_AUTO &&
+		          a->rules[4].zerocopy_min == EXP_ZEROCOPY_MIN_UNSET,
+		      "default: zerocopy=auto, zerocopy_min unset");
+	}
+	exports_free(t);
+	expect_error("%1$s/a *(zerocopy=yes)\n", 1,
+	             "unknown option 'zerocopy=yes'",
+	             "zerocopy with a value other than auto rejected");
+}
+
 static void test_fsid_stability(void)
 {
 	struct export_table *t1, *t2;
@@ -493,6 +531,7 @@ int main(void)
 	test_squash();
 	test_specs();
 	test_idmap_option();
+	test_zerocopy_option();
 	test_fsid_stability();
 	test_refcount();
 	cleanup();

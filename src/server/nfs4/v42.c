@@ -558,16 +558,21 @@ static int rp_encode_some(struct rp_state *r)
 }
 
 /* The export's readplus_min_hole, or unset, the one for this client
- * (exports.h). */
-static uint32_t rp_min_hole(const struct nfs4_compound *c)
+ * (exports.h): for a Linux kernel client whose pages of data go by
+ * sendfile here, wider (zeros cost the server nothing to send). */
+static uint32_t rp_min_hole(const struct rp_state *r)
 {
+	const struct nfs4_compound *c = r->c;
 	uint32_t v = c->cfh.rule ? c->cfh.rule->readplus_min_hole
 	                         : EXP_READPLUS_MIN_HOLE_AUTO;
 
 	if (v != EXP_READPLUS_MIN_HOLE_AUTO)
 		return v;
-	return c->client_linux ? EXP_READPLUS_MIN_HOLE_LINUX
-	                       : EXP_READPLUS_MIN_HOLE_DEFAULT;
+	if (!c->client_linux)
+		return EXP_READPLUS_MIN_HOLE_DEFAULT;
+	if (rp_how(r, EXP_READPLUS_MIN_HOLE_LINUX) == SRV_SENDFILE)
+		return EXP_READPLUS_MIN_HOLE_LINUX_ZC;
+	return EXP_READPLUS_MIN_HOLE_LINUX;
 }
 
 uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
@@ -599,8 +604,8 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	r.pos = off;
 	r.want = r.end - off;
 	r.size = a.size;
-	r.min_hole = rp_min_hole(c);
 	r.zeroes = c->cfh.rule && (c->cfh.rule->flags & EXP_DETECT_ZEROES);
+	r.min_hole = rp_min_hole(&r);
 	eofpos = c->res->len;
 	xdr_put_bool(c->res, false);
 	cntpos = c->res->len;

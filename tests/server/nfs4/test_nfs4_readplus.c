@@ -10,7 +10,9 @@
  *                                 mapped_min (512 KiB) or more
  *   rpauto (no option)            by the client: 4096, or
  *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
- *                                 session of a Linux kernel client */
+ *                                 session of a Linux kernel client;
+ *                                 zerocopy=auto: pieces from 4 KiB in
+ *                                 place where sendfile pays */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@
 
 #include "../../test.h"
 #include "compound_testlib.h"
+#include "rpc/rpc.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
 #include "server/programs.h"
@@ -483,23 +486,51 @@ static void test_every_hole_inplace(void)
 	}
 }
 
+/* name read through dir in 1 MiB calls, every data piece in place. */
+static void check_all_in_place(const char *dir, const char *name,
+                               const char *label)
+{
+	struct verdict v = read_shape_inplace(dir, name, label);
+	char msg[160];
+
+	snprintf(msg, sizeof(msg),
+	         "%s %s: small data sent in place (%u parts, %u segments, "
+	         "%u calls)",
+	         label, name, v.parts, v.segs, v.rpcs);
+	CHECK(v.parts >= v.segs / 2 && v.parts > 0, msg);
+}
+
 /* zerocopy_min=4k: the small pieces a plain zerocopy export copies go in
  * place too, mixed with holes, and read the same. */
 static void test_zerocopy_min(void)
 {
-	static const char *names[] = {"mixed-4d", "mixed-16h"};
+	check_all_in_place(rpzc, "mixed-4d", "zerocopy_min=4k");
+	check_all_in_place(rpzc, "mixed-16h", "zerocopy_min=4k");
+}
+
+/* zerocopy=auto (rpauto: no option): where sendfile pays every data
+ * piece of a page or more goes in place, as zerocopy_min=4k; where it
+ * does not, all are copied. The machine's own answer is set both ways. */
+static void test_zerocopy_auto(void)
+{
+	static const char *names[] = {"mixed-8d", "mixed-16h", "data"};
+	bool was = rpc_sendfile_pays();
 	char msg[160];
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
+		rpc_sendfile_pays_set(true);
+		check_all_in_place(rpauto, names[i],
+		                   "zerocopy=auto, sendfile pays,");
+		rpc_sendfile_pays_set(false);
 		struct verdict v =
-		    read_shape_inplace(rpzc, names[i], "zerocopy_min=4k");
-
+		    read_shape_inplace(rpauto, names[i], "zerocopy=auto");
 		snprintf(msg, sizeof(msg),
-		         "zerocopy_min=4k %s: small data sent in place (%u "
-		         "parts, %u segments, %u calls)",
-		         names[i], v.parts, v.segs, v.rpcs);
-		CHECK(v.parts >= v.segs / 2 && v.parts > 0, msg);
+		         "zerocopy=auto, sendfile does not pay, %s: copied "
+		         "(%u parts)",
+		         names[i], v.parts);
+		CHECK(v.parts == 0, msg);
 	}
+	rpc_sendfile_pays_set(was);
 }
 
 /* mapped (and no_zerocopy): in calls of mapped_min or more
@@ -644,6 +675,32 @@ static void test_threshold_auto(void)
 		                          : FSIZE / 2),
 		      msg);
 	}
+	/* where pages go by sendfile: holes under 16 KiB as zeros */
+	bool was = rpc_sendfile_pays();
+	rpc_sendfile_pays_set(true);
+	allow_files = true;
+	for (int i = 0; i < 4; i++) {
+		bool zeros = units[i] < EXP_READPLUS_MIN_HOLE_LINUX_ZC;
+		v = read_all(rpauto, names[i], &f[i], 1 << 20,
+		             EXP_READPLUS_MIN_HOLE_LINUX_ZC, false);
+		snprintf(msg, sizeof(msg),
+		         "min_hole unset, the Linux client, sendfile pays: "
+		         "%s, %s (%u parts)",
+		         names[i],
+		         zeros ? "holes as zeros in DATA"
+		               : "holes as HOLE segments",
+		         v.parts);
+		CHECK(v.ok && v.exact && v.parts > 0 &&
+		          v.holes == (zeros ? 0 : FSIZE / 2),
+		      msg);
+	}
+	allow_files = false;
+	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20,
+	             EXP_READPLUS_MIN_HOLE_LINUX, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
+	      "sendfile pays, but a reply that cannot take a file: copied, "
+	      "8 KiB holes as holes");
+	rpc_sendfile_pays_set(was);
 	make_file(rpbig, "mixed-8d", FSIZE, 8192, false, false, false);
 	load_file(rpbig, "mixed-8d", &g);
 	v = read_all(rpbig, "mixed-8d", &g, 1 << 20, 65536, false);
@@ -848,7 +905,8 @@ static int setup(void)
 	specs[3] = s3;
 	specs[4] = s4;
 	snprintf(s5, sizeof(s5),
-	         "%s:rw,insecure,no_root_squash,readplus_min_hole=0,mapped",
+	         "%s:rw,insecure,no_root_squash,readplus_min_hole=0,mapped,"
+	         "no_zerocopy",
 	         rpmap);
 	specs[5] = s5;
 	rc = exports_load(NULL, specs, 6, &t, err, sizeof(err));
@@ -892,8 +950,8 @@ static void test_options(void)
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
 	          t->v[0].rules[0].readplus_min_hole ==
 	              EXP_READPLUS_MIN_HOLE_AUTO &&
-	          t->v[0].rules[0].zerocopy_min == EXP_ZEROCOPY_MIN_DEFAULT,
-	      "readplus_min_hole unset: auto; zerocopy_min unset: 32 KiB");
+	          t->v[0].rules[0].zerocopy_min == EXP_ZEROCOPY_MIN_UNSET,
+	      "readplus_min_hole unset: auto; zerocopy_min unset");
 	if (t)
 		exports_free(t);
 	snprintf(spec, sizeof(spec), "%s:zerocopy,zerocopy_min=4k", rp0);
@@ -942,6 +1000,7 @@ int main(void)
 	test_every_hole();
 	test_every_hole_inplace();
 	test_zerocopy_min();
+	test_zerocopy_auto();
 	test_mapped();
 	test_threshold();
 	test_threshold_auto();
