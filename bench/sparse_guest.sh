@@ -183,6 +183,9 @@ guest_main() {
 	for l in /run/snfsd-*.log; do
 		[ -s "$l" ] && grep -iE 'error|warn|fail' "$l" | head -5 | sed "s#^#I|${l##*/}: #"
 	done
+	# zerocopy=auto's choice (and so the Linux client's readplus_min_hole)
+	grep -h 'sendfile: ' "/run/snfsd-$SP.log" 2>/dev/null | head -1 |
+		sed 's/^.*sendfile: /I|snfsd sendfile: /'
 	for d in "$M"/*; do umount "$d"; done
 	return 0
 }
@@ -371,10 +374,13 @@ P("")
 
 pol = [k for k in agg if k[1].startswith("min")]
 # the threshold snfsd gives this client unless the export sets one
-# (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX in exports.h)
+# (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX in exports.h, or
+# EXP_READPLUS_MIN_HOLE_LINUX_ZC where zerocopy=auto found sendfile pays)
+zc = any(i.startswith("snfsd sendfile: ") and "by sendfile" in i.split(":")[-1] for i in info)
 cur = "4096"
 try:
-    cur = re.search(r"#define EXP_READPLUS_MIN_HOLE_LINUX (\d+)", open(hdr).read()).group(1)
+    cur = re.search(r"#define EXP_READPLUS_MIN_HOLE_LINUX%s (\d+)" % ("_ZC" if zc else ""),
+                    open(hdr).read()).group(1)
 except (OSError, AttributeError):
     pass
 # Not run as a policy of its own: the default instance is that policy when

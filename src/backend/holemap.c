@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "backend/posix_int.h"
+#include "util/cachestat.h"
 
 #define MAP_SLOTS 64
 /* Extents kept per file: always MAP_KEEP_MIN; up to MAP_KEEP_MAX while
@@ -294,17 +295,6 @@ static int entry_extend_lseek(struct map_entry *e, int fd, uint64_t pos)
 	return entry_add(e, d, h, false);
 }
 
-#ifndef __NR_cachestat
-#define __NR_cachestat 451 /* Linux 6.5, the same on every architecture */
-#endif
-struct px_cachestat_range {
-	uint64_t off, len;
-};
-struct px_cachestat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
-	    nr_recently_evicted;
-};
-
 /* Whether the file system of fd converts unwritten extents to written
  * before their pages leave writeback (xfs: xfs_end_ioend; ext4: the
  * io_end work), so that an unwritten extent with no page dirty or under
@@ -323,10 +313,9 @@ static bool unwritten_settles(int fd)
  * dirty or under writeback (false when that cannot be told). */
 static bool unwritten_is_zeros(int fd, uint64_t s, uint64_t t)
 {
-	struct px_cachestat_range r = {s, t - s};
-	struct px_cachestat cs;
+	struct util_cachestat cs;
 
-	if (syscall(__NR_cachestat, fd, &r, &cs, 0) != 0)
+	if (!util_cachestat(fd, s, t - s, &cs))
 		return false;
 	return cs.nr_dirty == 0 && cs.nr_writeback == 0;
 }

@@ -21,6 +21,7 @@
 
 #include "backend/posix_copy.h"
 #include "backend/posix_int.h"
+#include "util/cachestat.h"
 
 #define HANDLE_TYPE_LEN 4
 #define FH_BYTES_MAX (BK_HANDLE_MAX - HANDLE_TYPE_LEN)
@@ -670,17 +671,6 @@ static ssize_t read_iov(struct bk_export *ex, const struct bk_cred *cr,
 #define GAP_SCRATCH POSIX_MERGE_GAP_MAX /* from the disk: wider, new span */
 #define SPAN_IOV 1024                   /* IOV_MAX */
 
-#ifndef __NR_cachestat
-#define __NR_cachestat 451 /* Linux 6.5; Debian 12's headers predate it */
-#endif
-struct px_cachestat_range {
-	uint64_t off, len;
-};
-struct px_cachestat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted;
-	uint64_t nr_recently_evicted;
-};
-
 /* Whether the pieces' pages look to be in the page cache: as many pages
  * of their span are as they need (a cached hole may stand in for a data
  * page evicted; the read without waiting finds that out). False where
@@ -688,14 +678,13 @@ struct px_cachestat {
 static bool pieces_cached(int fd, const struct bk_piece *pc, int n)
 {
 	const uint64_t pg = 4096;
-	struct px_cachestat_range r = {
-	    .off = pc[0].off, .len = pc[n - 1].off + pc[n - 1].len - pc[0].off};
-	struct px_cachestat cs;
+	struct util_cachestat cs;
 	uint64_t need = 0;
 
 	for (int i = 0; i < n; i++)
 		need += (pc[i].off + pc[i].len + pg - 1) / pg - pc[i].off / pg;
-	if (syscall(__NR_cachestat, fd, &r, &cs, 0) != 0)
+	if (!util_cachestat(fd, pc[0].off,
+	                    pc[n - 1].off + pc[n - 1].len - pc[0].off, &cs))
 		return false;
 	return cs.nr_cache >= need;
 }

@@ -1,10 +1,13 @@
 /* The worker pool of workers.h: a mutex-protected intrusive FIFO and a
- * condition variable. */
+ * condition variable, and the standby job one waiting thread watches. */
 #include "rpc/workers.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "util/log.h"
 
@@ -16,9 +19,53 @@ struct worker_pool {
 	int idle;  /* threads waiting for a job */
 	int woken; /* of those, signalled and not yet running */
 	atomic_int queued;
+	/* pool_standby: the job offered, when it is due, whether a thread
+	 * waits with a timeout to take it (the watcher), and until when
+	 * threads keep watching (in ns of CLOCK_MONOTONIC) */
+	struct pool_job *standby;
+	uint64_t standby_due, watch_until;
+	bool watching;
 	int nthreads;
 	pthread_t threads[];
 };
+
+/* A watcher looks this often while the pool is busy (ns): an offer made
+ * meanwhile waits for its next look, so a call run on standby holds the
+ * loop up for its time plus up to a tick. The pool counts as busy this
+ * long after the last offer (ns), so an idle server has no timed
+ * wake-ups. Each look is a wake-up (~60 us of an emulated CPU). */
+#define WATCH_TICK_NS 5000000ull
+#define WATCH_SPAN_NS 50000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Wait for a signal, or as the watcher until the standby job is due (or
+ * a tick passes); under the lock. Returns whether it was woken by a
+ * signal rather than by its timeout. */
+static bool pool_wait(struct worker_pool *pool, uint64_t now)
+{
+	uint64_t until;
+	struct timespec ts;
+	int rc;
+
+	if (pool->watching || now >= pool->watch_until) {
+		pthread_cond_wait(&pool->cond, &pool->lock);
+		return true;
+	}
+	pool->watching = true;
+	until = pool->standby ? pool->standby_due : now + WATCH_TICK_NS;
+	ts.tv_sec = (time_t)(until / 1000000000ull);
+	ts.tv_nsec = (long)(until % 1000000000ull);
+	rc = pthread_cond_timedwait(&pool->cond, &pool->lock, &ts);
+	pool->watching = false;
+	return rc != ETIMEDOUT;
+}
 
 /* Take the next job, waiting for one; NULL once the pool stops. */
 static struct pool_job *pool_next(struct worker_pool *pool)
@@ -27,10 +74,19 @@ static struct pool_job *pool_next(struct worker_pool *pool)
 
 	pthread_mutex_lock(&pool->lock);
 	while (!pool->head && !pool->stopping) {
+		uint64_t now = mono_ns();
+
+		if (pool->standby && now >= pool->standby_due) {
+			/* not taken back in time: its thread is held up */
+			job = pool->standby;
+			pool->standby = NULL;
+			pthread_mutex_unlock(&pool->lock);
+			return job;
+		}
 		pool->idle++;
-		pthread_cond_wait(&pool->cond, &pool->lock);
+		bool signalled = pool_wait(pool, now);
 		pool->idle--;
-		if (pool->woken > 0)
+		if (signalled && pool->woken > 0)
 			pool->woken--;
 	}
 	job = pool->stopping ? NULL : pool->head;
@@ -65,7 +121,12 @@ struct worker_pool *pool_start(int nthreads)
 	if (!pool)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
-	pthread_cond_init(&pool->cond, NULL);
+	/* the watcher's timeouts are in CLOCK_MONOTONIC (mono_ns) */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	for (; pool->nthreads < nthreads; pool->nthreads++) {
 		if (pthread_create(&pool->threads[pool->nthreads], NULL,
 		                   worker_main, pool) != 0) {
@@ -162,6 +223,35 @@ bool pool_handoff(struct worker_pool *pool, struct pool_job *job)
 	return wake;
 }
 
+bool pool_standby(struct worker_pool *pool, struct pool_job *job, unsigned ms)
+{
+	uint64_t now = mono_ns();
+	bool ok;
+
+	pthread_mutex_lock(&pool->lock);
+	ok = !pool->stopping && pool->watching && !pool->standby;
+	if (ok) {
+		pool->standby = job;
+		pool->standby_due = now + (uint64_t)ms * 1000000ull;
+	}
+	/* busy: a thread that waits from now on watches */
+	pool->watch_until = now + WATCH_SPAN_NS;
+	pthread_mutex_unlock(&pool->lock);
+	return ok;
+}
+
+bool pool_reclaim(struct worker_pool *pool, struct pool_job *job)
+{
+	bool mine;
+
+	pthread_mutex_lock(&pool->lock);
+	mine = pool->standby == job;
+	if (mine)
+		pool->standby = NULL;
+	pthread_mutex_unlock(&pool->lock);
+	return mine;
+}
+
 /* Queue a job: a batch of one. */
 void pool_submit(struct worker_pool *pool, struct pool_job *job)
 {
@@ -179,6 +269,7 @@ void pool_stop(struct worker_pool *pool)
 		return;
 	pthread_mutex_lock(&pool->lock);
 	pool->stopping = true;
+	pool->standby = NULL;
 	pthread_cond_broadcast(&pool->cond);
 	pthread_mutex_unlock(&pool->lock);
 	for (int i = 0; i < pool->nthreads; i++)

@@ -13,10 +13,12 @@
 #include "server/readio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "rpc/rpc.h"
 #include "server/exports.h"
+#include "util/cachestat.h"
 
 /* The shortest piece sent by sendfile, or UINT32_MAX for none. */
 static uint32_t zerocopy_from(const struct export_rule *rule)
@@ -81,4 +83,17 @@ int srv_read_inplace(struct xdr_out *x, const struct export *ex,
 	return srv_read_inplace_as(x, ex, cr, h, off, count,
 	                           srv_inplace_how(ex, rule, count, count), n,
 	                           eof, attr);
+}
+
+void srv_inplace_prefetch(const struct xdr_out *x, uint64_t off, uint64_t len)
+{
+	const uint64_t pg = 4096;
+	struct util_cachestat cs;
+
+	if (!x->has_fd || len == 0)
+		return;
+	if (util_cachestat(x->fd, off, len, &cs) &&
+	    cs.nr_cache >= (off + len + pg - 1) / pg - off / pg)
+		return;
+	(void)posix_fadvise(x->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
 }

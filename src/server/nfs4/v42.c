@@ -285,6 +285,14 @@ static ssize_t rp_put_inplace(struct rp_state *r, uint64_t off, uint64_t len)
 	if (rc == 0)
 		return -EAGAIN;
 	r->inplace = n > 0;
+	/* more pieces may follow this one: the range at once, not each
+	 * piece as sendfile gets to it (bounded by the reply's room, which
+	 * a sparse range's holes may far exceed) */
+	if (how == SRV_SENDFILE && r->end - off > len)
+		srv_inplace_prefetch(c->res, off,
+		                     r->end - off < r->room + len
+		                         ? r->end - off
+		                         : r->room + len);
 	return (ssize_t)n;
 }
 
