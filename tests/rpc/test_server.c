@@ -1,10 +1,12 @@
 /* rpc_server: the event loop, TCP and UDP transports and worker pool,
  * exercised over real sockets on 127.0.0.1. */
+#include <dirent.h>
 #include <errno.h>
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +323,64 @@ static void test_slow_and_fast(struct tserver *ts)
 	      "pipelined calls on one connection run in parallel");
 	close(a);
 	close(b);
+}
+
+/* Voluntary context switches of every thread of this process. */
+static long all_switches(void)
+{
+	char path[300], line[128];
+	long sum = 0;
+	FILE *f;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+		         e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+				sum += atol(line + 24);
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Calls one at a time run on the loop's thread with the loop on standby:
+ * no other thread is woken per call. Measured here: ~1.1 voluntary
+ * context switches a call in all threads (the client's wait for the
+ * reply, the loop's for the next call, not always both); handing the
+ * loop to another thread per call, as before, ~2.7. */
+static void test_lone_calls_inline(struct tserver *ts)
+{
+	int fd = tcp_connect(ts->tcp_port);
+	const int n = 1000;
+	int ok = 0;
+	long s0, s1;
+
+	for (int i = 0; i < 50; i++) /* a thread starts watching */
+		if (send_call(fd, (uint32_t)i, 0, NULL, 0) == 0)
+			reply_xid(fd, NULL);
+	s0 = all_switches();
+	for (int i = 0; i < n; i++)
+		if (send_call(fd, (uint32_t)(100 + i), 0, NULL, 0) == 0 &&
+		    reply_xid(fd, NULL) == (uint32_t)(100 + i))
+			ok++;
+	s1 = all_switches();
+	char msg[160];
+	snprintf(msg, sizeof(msg),
+	         "lone calls: %d of %d answered, %.2f context switches a "
+	         "call (inline ~1.1, handed off ~2.7)",
+	         ok, n, (double)(s1 - s0) / n);
+	CHECK(ok == n && s0 >= 0 && s1 - s0 < 2 * n, msg);
+	close(fd);
 }
 
 /* A multi-fragment call, written in small pieces. */
@@ -815,6 +875,7 @@ int main(void)
 	CHECK(server_start(&ts, &cfg) == 0, "server started on port 0");
 	CHECK(ts.tcp_port != 0 && ts.udp_port != 0, "ports reported");
 	test_slow_and_fast(&ts);
+	test_lone_calls_inline(&ts);
 	test_fragments(&ts);
 	test_udp(&ts);
 	test_bad_streams(&ts);
