@@ -314,6 +314,13 @@ struct bk_ops {
 	int (*read_ref)(struct bk_export *ex, const struct bk_cred *cr,
 	                const struct bk_handle *h, uint64_t off, size_t count,
 	                int *fd, size_t *n, bool *eof, struct bk_attr *attr);
+	/* Optional: the calls this thread makes between io_scope(ex, true)
+	 * and io_scope(ex, false) are parts of one read-only operation
+	 * (READ_PLUS: attributes, hole map, data), which may share one look
+	 * at the file's state: attributes taken at the first call stand for
+	 * the scope. Calls that change the file end that sharing. NULL where
+	 * there is nothing to share. */
+	void (*io_scope)(struct bk_export *ex, bool begin);
 };
 
 extern const struct bk_ops bk_posix_ops;

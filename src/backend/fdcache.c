@@ -214,8 +214,69 @@ static void close_all(const int *fds, int n)
 		close(fds[i]);
 }
 
+/* fd_cache_scope's memory, per thread: the scope's first read-only get
+ * (its cache, slot and attributes). Why: a READ_PLUS took three gets,
+ * each a scan of the slots and an fstat, for one look at the file. */
+struct scope_memo {
+	bool active, have;
+	const struct fd_cache *c;
+	struct fd_slot *s;
+	struct stat st;
+};
+static _Thread_local struct scope_memo memo;
+
+void fd_cache_scope(bool begin)
+{
+	memo.active = begin;
+	memo.have = false;
+}
+
+/* The remembered slot again, if it still holds h: referenced, its fd in
+ * ref, the remembered attributes in st. */
+static bool scope_take(struct fd_cache *c, const struct bk_handle *h,
+                       struct fd_ref *ref, struct stat *st)
+{
+	struct fd_slot *s = memo.s;
+	bool ok;
+
+	pthread_mutex_lock(&c->lock);
+	ok = s->used && !s->dead && same_handle(&s->h, h);
+	if (ok) {
+		s->refs++;
+		ref->fd = s->fd;
+		ref->slot = s;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		*st = memo.st;
+	return ok;
+}
+
+static int cache_get(struct bk_export *ex, const struct bk_handle *h,
+                     bool write, struct fd_ref *ref, struct stat *st);
+
 int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
                  struct fd_ref *ref, struct stat *st)
+{
+	int rc;
+
+	if (!memo.active)
+		return cache_get(ex, h, write, ref, st);
+	if (!write && memo.have && memo.c == ex->fds &&
+	    scope_take(ex->fds, h, ref, st))
+		return 0;
+	rc = cache_get(ex, h, write, ref, st);
+	memo.have = rc == 0 && !write && ref->slot != NULL;
+	if (memo.have) {
+		memo.c = ex->fds;
+		memo.s = ref->slot;
+		memo.st = *st;
+	}
+	return rc;
+}
+
+static int cache_get(struct bk_export *ex, const struct bk_handle *h,
+                     bool write, struct fd_ref *ref, struct stat *st)
 {
 	struct fd_cache *c = ex->fds;
 	struct fd_slot *s;

@@ -884,6 +884,12 @@ static int px_read_ref(struct bk_export *ex, const struct bk_cred *cr,
 	return 0;
 }
 
+static void px_io_scope(struct bk_export *ex, bool begin)
+{
+	(void)ex;
+	fd_cache_scope(begin);
+}
+
 static int px_io_getattr(struct bk_export *ex, const struct bk_handle *h,
                          struct bk_attr *out)
 {
@@ -1123,6 +1129,7 @@ const struct bk_ops bk_posix_ops = {
     .read_attr = px_read_attr,
     .io_getattr = px_io_getattr,
     .read_ref = px_read_ref,
+    .io_scope = px_io_scope,
     .write = px_write,
     .commit = px_commit,
     .create = posix_create,

@@ -137,6 +137,11 @@ void fd_cache_free(struct fd_cache *c);
 int fd_cache_get(struct bk_export *ex, const struct bk_handle *h, bool write,
                  struct fd_ref *ref, struct stat *st);
 void fd_cache_put(struct fd_cache *c, struct fd_ref *ref);
+/* A scope of one operation on this thread (bk_ops io_scope): within it
+ * the first read-only get is remembered with its attributes, and later
+ * read-only gets of that file take its slot and those attributes without
+ * a lookup or an fstat. A writable get ends the sharing. */
+void fd_cache_scope(bool begin);
 void fd_cache_forget(struct fd_cache *c, const struct bk_handle *h);
 /* Close h's writable fds once unused: after COMMIT or a stable WRITE the
  * client has likely closed the file, and an open writable fd makes

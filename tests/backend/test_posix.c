@@ -910,6 +910,41 @@ static void test_setattr(const struct bk_handle *root)
 	      "unchecked create of existing truncates, keeps mode");
 }
 
+/* io_scope: one look at the file for an operation's calls. Inside it a
+ * change made beside snfsd is not seen (the attributes of the scope's
+ * first call stand); a write through the backend ends the sharing; after
+ * the scope every call looks afresh. */
+static void test_io_scope(const struct bk_handle *root)
+{
+	struct bk_handle h;
+	struct bk_attr a;
+	enum bk_stable com;
+	char path[200];
+
+	CHECK(ops->io_scope != NULL, "the posix backend has io_scope");
+	if (!ops->io_scope || mkfile(&root_cr, root, "scoped", 0644, &h) != 0)
+		return;
+	CHECK(ops->write(ex, &root_cr, &h, "0123456789", 10, 0, BK_FILE_SYNC,
+	                 &com) == 10,
+	      "scoped: 10 bytes written");
+	path_of(path, sizeof(path), "scoped");
+	ops->io_scope(ex, true);
+	CHECK(ops->io_getattr(ex, &h, &a) == 0 && a.size == 10,
+	      "in a scope: the first look, 10 bytes");
+	CHECK(truncate(path, 4) == 0, "cut to 4 bytes beside snfsd");
+	CHECK(ops->io_getattr(ex, &h, &a) == 0 && a.size == 10,
+	      "in the scope: the first look stands (no second fstat)");
+	CHECK(ops->write(ex, &root_cr, &h, "ab", 2, 20, BK_FILE_SYNC, &com) ==
+	          2,
+	      "a write through the backend in the scope");
+	CHECK(ops->io_getattr(ex, &h, &a) == 0 && a.size == 22,
+	      "after the write the scope looks afresh (22 bytes)");
+	ops->io_scope(ex, false);
+	CHECK(truncate(path, 3) == 0, "cut to 3 bytes beside snfsd");
+	CHECK(ops->io_getattr(ex, &h, &a) == 0 && a.size == 3,
+	      "after the scope: every call looks afresh");
+}
+
 static void test_misc(const struct bk_handle *root)
 {
 	struct bk_statfs sf;
@@ -1425,6 +1460,7 @@ int main(int argc, char **argv)
 	test_threads(&root);
 	test_setattr(&root);
 	test_misc(&root);
+	test_io_scope(&root);
 	int expect = clone_expected(base, &fsname);
 	test_clone(&root, expect, fsname);
 	test_readdir(&root);

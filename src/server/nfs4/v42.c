@@ -583,21 +583,17 @@ static uint32_t rp_min_hole(const struct rp_state *r)
 	return EXP_READPLUS_MIN_HOLE_LINUX;
 }
 
-uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
+static uint32_t read_plus(struct nfs4_compound *c, struct nfs4_stateid *sid,
+                          uint64_t off, uint32_t count)
 {
-	struct nfs4_stateid sid;
 	struct bk_attr a;
 	struct rp_state r = {.c = c};
-	uint64_t off;
-	uint32_t count, st;
+	uint32_t st;
 	uint64_t range;
 	size_t eofpos, cntpos;
 	int rc = 0;
 
-	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
-	    !xdr_get_u32(c->args, &count))
-		return NFS4ERR_BADXDR;
-	st = io_prologue(c, &sid, STID_READ, &a);
+	st = io_prologue(c, sid, STID_READ, &a);
 	if (st)
 		return st;
 	/* count bounds the range; the reply's data and headers stay within
@@ -628,6 +624,28 @@ uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
 	xdr_patch_u32(c->res, eofpos, r.pos >= a.size);
 	rp_extend_hole(&r);
 	return NFS4_OK;
+}
+
+/* One backend scope for the op: its attributes, hole map and data are
+ * one look at the file (one fstat, not three: backend.h io_scope). */
+uint32_t nfs4_op_read_plus(struct nfs4_compound *c)
+{
+	struct nfs4_stateid sid;
+	const struct bk_ops *ops = NULL;
+	uint64_t off;
+	uint32_t count, st;
+
+	if (!nfs4_get_stateid(c->args, &sid) || !xdr_get_u64(c->args, &off) ||
+	    !xdr_get_u32(c->args, &count))
+		return NFS4ERR_BADXDR;
+	if (nfs4_need_export(c) == NFS4_OK && c->cfh.ex->ops->io_scope)
+		ops = c->cfh.ex->ops;
+	if (ops)
+		ops->io_scope(c->cfh.ex->bk, true);
+	st = read_plus(c, &sid, off, count);
+	if (ops)
+		ops->io_scope(c->cfh.ex->bk, false);
+	return st;
 }
 
 /* SEEK (RFC 7862 15.11) from the hole map: NXIO at or past EOF; no data
