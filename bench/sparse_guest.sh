@@ -13,10 +13,11 @@
 #         RPCs during the dd, from /proc/self/mountstats deltas;
 #  policy snfsd instances with readplus_min_hole=N (MIN_HOLES) read the
 #         mixed files the same way with vers=4.2.
-# Runs are interleaved (every server and policy in turn within a run) so the
-# host's load hits them alike; times are guest-relative: compare them only
-# within this report. Each (server, policy, vers, file) is also read once
-# untimed and compared with the file on disk (cmp).
+# Runs are interleaved (every server and policy in turn within a run, the
+# order rotated from run to run) so the host's load hits them alike; times
+# are guest-relative: compare them only within this report. Each (server,
+# policy, vers, file) is also read once untimed and compared with the file
+# on disk (cmp).
 # Writes bench/results/sparse_kernel.{md,csv}; the raw guest output stays in
 # WORKDIR/guest.out.
 # usage: bench/sparse_guest.sh [WORKDIR]
@@ -155,14 +156,22 @@ guest_main() {
 	echo "I|start $(date -u +%FT%TZ)"
 
 	# 1. The matrix: snfsd vs knfsd, READ_PLUS vs READ, both dd modes.
+	local pairs=() mhs=($MIN_HOLES) s v k mh
+	for v in $VERS; do
+		for s in $SERVERS; do pairs+=("$s $v"); done
+	done
 	for f in $FILES; do
 		for v in $VERS; do
 			for s in $SERVERS; do verify_one "$s" default "$v" "$f"; done
 		done
 		for mode in $MODES; do
 			for ((run = 1; run <= RUNS; run++)); do
-				for v in $VERS; do
-					for s in $SERVERS; do read_one "$s" default "$v" "$f" "$mode" $run; done
+				# each (server, vers) opens a run in turn: the one read
+				# first after the previous run's last was measured
+				# slower every time (bench/results/stop26)
+				for ((k = 0; k < ${#pairs[@]}; k++)); do
+					read -r s v <<<"${pairs[$(((k + run - 1) % ${#pairs[@]}))]}"
+					read_one "$s" default "$v" "$f" "$mode" $run
 				done
 			done
 		done
@@ -174,7 +183,10 @@ guest_main() {
 		for mh in $MIN_HOLES; do verify_one snfsd "min$mh" 4.2 "$f"; done
 		for mode in $MODES; do
 			for ((run = 1; run <= RUNS; run++)); do
-				for mh in $MIN_HOLES; do read_one snfsd "min$mh" 4.2 "$f" "$mode" $run; done
+				for ((k = 0; k < ${#mhs[@]}; k++)); do
+					mh=${mhs[$(((k + run - 1) % ${#mhs[@]}))]}
+					read_one snfsd "min$mh" 4.2 "$f" "$mode" $run
+				done
 			done
 		done
 	done
