@@ -56,8 +56,9 @@
 #define UDP_JOBS_PER_THREAD 64 /* queued UDP calls before dropping */
 #define REPLY_INITIAL 4096
 #define BACKLOG_CHECK_MS 1 /* queued calls untaken this long: wake more */
-#define STANDBY_MS                                                             \
-	2 /* a lone call run by the loop thread: longer, taken over */
+/* A lone call run by the loop thread: running longer, the loop is taken
+ * over (loop_dispatch). */
+#define STANDBY_MS 2
 /* Finished TCP jobs kept for the next calls, so the steady state makes no
  * allocation per call (a job and its record buffer cost ~650 instructions
  * of malloc and free per call under callgrind). Bounded so a burst over

@@ -187,6 +187,16 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 	return 0;
 }
 
+/* Whether any rule follows rpc_sendfile_pays (zerocopy=auto). */
+static bool uses_zerocopy_auto(const struct export_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t j = 0; j < t->v[i].nrules; j++)
+			if (t->v[i].rules[j].flags & EXP_ZEROCOPY_AUTO)
+				return true;
+	return false;
+}
+
 /* Build the export table from the configuration. Returns 0 or -errno with
  * "file:line: reason" in err. An empty table is an error too: a server
  * with nothing to serve is a configuration mistake. */
@@ -206,10 +216,8 @@ static int load_exports(const struct snfsd_config *cfg,
 		return -ENOENT;
 	}
 	/* zerocopy=auto: timed now, not in the first READ */
-	for (size_t i = 0; i < (*out)->n; i++)
-		for (size_t j = 0; j < (*out)->v[i].nrules; j++)
-			if ((*out)->v[i].rules[j].flags & EXP_ZEROCOPY_AUTO)
-				return (void)rpc_sendfile_pays(), 0;
+	if (uses_zerocopy_auto(*out))
+		(void)rpc_sendfile_pays();
 	return 0;
 }
 

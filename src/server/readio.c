@@ -20,17 +20,17 @@
 #include "server/exports.h"
 #include "util/cachestat.h"
 
-/* The shortest piece sent by sendfile, or UINT32_MAX for none. */
-static uint32_t zerocopy_from(const struct export_rule *rule)
+/* The shortest piece sent by sendfile, or UINT64_MAX for none. */
+static uint64_t zerocopy_from(const struct export_rule *rule)
 {
 	uint32_t flags = rule ? rule->flags : 0;
 	uint32_t v = rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_UNSET;
 
 	if (flags & EXP_NO_ZEROCOPY)
-		return UINT32_MAX;
+		return UINT64_MAX;
 	if (flags & EXP_ZEROCOPY_AUTO) {
 		if (!rpc_sendfile_pays())
-			return UINT32_MAX;
+			return UINT64_MAX;
 		return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_AUTO;
 	}
 	return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_DEFAULT;
