@@ -1,5 +1,9 @@
 /* epoll backend of ev.h. Level-triggered: a ready fd is reported again
- * until it is drained, which lets the loop bound the work per wake-up. */
+ * until it is drained, which lets the loop bound the work per wake-up.
+ * The watch is a second epoll set holding the first one (an epoll fd is
+ * readable while it has ready entries), one-shot, so its thread sleeps
+ * untouched while the loop's thread waits itself: arming costs one
+ * epoll_ctl, and no timer runs. */
 #include "rpc/ev.h"
 
 #include <errno.h>
@@ -9,6 +13,7 @@
 
 struct ev_loop {
 	int epfd;
+	int watchfd; /* holds epfd, one-shot (ev_watch_arm) */
 	int max_fired;
 	struct epoll_event *events;
 	struct ev_fired *fired;
@@ -24,9 +29,17 @@ struct ev_loop *ev_new(int max_fired)
 	loop->events = calloc((size_t)loop->max_fired, sizeof(*loop->events));
 	loop->fired = calloc((size_t)loop->max_fired, sizeof(*loop->fired));
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!loop->events || !loop->fired || loop->epfd < 0) {
+	loop->watchfd = epoll_create1(EPOLL_CLOEXEC);
+	/* added disarmed: no interest bit (an epoll fd never reports the
+	 * error and hang-up bits epoll adds) */
+	struct epoll_event off = {.events = 0};
+	if (!loop->events || !loop->fired || loop->epfd < 0 ||
+	    loop->watchfd < 0 ||
+	    epoll_ctl(loop->watchfd, EPOLL_CTL_ADD, loop->epfd, &off) < 0) {
 		if (loop->epfd >= 0)
 			close(loop->epfd);
+		if (loop->watchfd >= 0)
+			close(loop->watchfd);
 		free(loop->events);
 		free(loop->fired);
 		free(loop);
@@ -40,6 +53,7 @@ void ev_free(struct ev_loop *loop)
 {
 	if (!loop)
 		return;
+	close(loop->watchfd);
 	close(loop->epfd);
 	free(loop->events);
 	free(loop->fired);
@@ -90,5 +104,24 @@ int ev_wait(struct ev_loop *loop, int timeout_ms, struct ev_fired **fired)
 		    (e & (EPOLLERR | EPOLLHUP) ? EV_ERROR : 0);
 	}
 	*fired = loop->fired;
+	return n;
+}
+
+int ev_watch_arm(struct ev_loop *loop, bool on)
+{
+	struct epoll_event ee = {.events = on ? EPOLLIN | EPOLLONESHOT : 0};
+
+	return epoll_ctl(loop->watchfd, EPOLL_CTL_MOD, loop->epfd, &ee) < 0
+	           ? -errno
+	           : 0;
+}
+
+int ev_watch_wait(struct ev_loop *loop, int timeout_ms)
+{
+	struct epoll_event ee;
+	int n = epoll_wait(loop->watchfd, &ee, 1, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
 	return n;
 }

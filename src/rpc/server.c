@@ -56,9 +56,6 @@
 #define UDP_JOBS_PER_THREAD 64 /* queued UDP calls before dropping */
 #define REPLY_INITIAL 4096
 #define BACKLOG_CHECK_MS 1 /* queued calls untaken this long: wake more */
-/* A lone call run by the loop thread: running longer, the loop is taken
- * over (loop_dispatch). */
-#define STANDBY_MS 2
 /* Finished TCP jobs kept for the next calls, so the steady state makes no
  * allocation per call (a job and its record buffer cost ~650 instructions
  * of malloc and free per call under callgrind). Bounded so a burst over
@@ -141,7 +138,11 @@ struct rpc_server {
 	uint64_t backlog_since;  /* ms: calls queued and untaken since */
 	atomic_bool stop;
 	struct pool_job
-	    loop_job; /* the loop, when handed to a waiting thread */
+	    loop_job;      /* the loop, when handed to a waiting thread */
+	pthread_t watcher; /* releases the loop on standby (watch_main) */
+	bool watcher_up;   /* started: lone calls run on the loop's thread */
+	atomic_bool watch_stop;
+	atomic_uint watch_gen;    /* armings of the watch (watch_disarm) */
 	pthread_mutex_t run_lock; /* loop_done, loop_rc */
 	pthread_cond_t run_cond;  /* the loop ended: rpc_server_run returns */
 	bool loop_done;
@@ -386,6 +387,27 @@ static void conn_finish_call(struct rpc_conn *c, struct xdr_out *reply)
 		xdr_out_free(reply);
 }
 
+/* Whether this thread runs a lone call with the loop watched
+ * (loop_dispatch), and which arming of the watch is its own: once the
+ * loop was released, another thread may have armed it anew. */
+static _Thread_local bool watch_armed;
+static _Thread_local unsigned watch_mine;
+
+/* Before a lone call's reply goes: the watch off. The client may send its
+ * next call as soon as the reply arrives, before this thread is back in
+ * the loop; watched, that call would wake the watcher and move the loop
+ * to another thread (measured: two context switches a call instead of
+ * one). Only the send itself, bounded by one reply's file reads, goes
+ * unwatched. */
+static void watch_disarm(struct rpc_server *srv)
+{
+	if (watch_armed) {
+		if (atomic_load(&srv->watch_gen) == watch_mine)
+			ev_watch_arm(srv->loop, false);
+		watch_armed = false;
+	}
+}
+
 /* ---- workers: running calls ---- */
 
 /* Free a job and what it holds (its connection reference excepted). */
@@ -479,6 +501,7 @@ static void tcp_job_run(struct pool_job *pj, bool cancelled)
 		else
 			xdr_out_truncate(&reply, 0);
 	}
+	watch_disarm(job->srv);
 	conn_finish_call(c, have_reply ? &reply : NULL);
 	conn_unref(c);
 	job_put(job->srv, job);
@@ -495,10 +518,12 @@ static void udp_job_run(struct pool_job *pj, bool cancelled)
 		if (rpc_service_handle(job->srv->svc, job->rec, job->len,
 		                       (struct sockaddr *)&job->peer,
 		                       job->peer_len, RPC_UDP, NULL,
-		                       &reply) == 0)
+		                       &reply) == 0) {
+			watch_disarm(job->srv);
 			sendto(job->udp_fd, reply.buf, reply.len,
 			       MSG_DONTWAIT | MSG_NOSIGNAL,
 			       (struct sockaddr *)&job->peer, job->peer_len);
+		}
 		xdr_out_free(&reply);
 	}
 	atomic_fetch_sub(&job->srv->udp_jobs, 1);
@@ -1000,11 +1025,14 @@ static void loop_batch(struct rpc_server *srv, struct ev_fired *fired, int n)
  * waiting thread takes over the loop; the others queued at once, so a
  * client's burst of pipelined calls wakes burst_wake threads, not one per
  * call. A lone call with nothing queued is run here with the loop on
- * standby (*solo): a thread watching the pool takes the loop over only if
- * the call is not done within STANDBY_MS. Waking a thread to take the
- * loop costs two context switches a call; in the emulated guest, where
- * each costs tens of microseconds, that was ~10% of a small call's round
- * trip (bench/results/stop25). Returns the kept call or NULL. */
+ * standby (*solo): offered to the pool and watched (watch_main), so
+ * another thread takes the loop over only if a source becomes ready
+ * before the call is done. Waking a thread to take the loop costs two
+ * context switches a call; in the emulated guest, where each costs tens
+ * of microseconds, that was ~10% of a small call's round trip, and a
+ * watcher looking every few milliseconds instead cost the guest's NULL
+ * round trip ~40 us and doubled its 90th percentile (bench/results/
+ * stop25, stop27). Returns the kept call or NULL. */
 static struct pool_job *loop_dispatch(struct rpc_server *srv, bool *solo)
 {
 	/* taken first: after the hand-off the next pass fills srv->batch */
@@ -1012,10 +1040,16 @@ static struct pool_job *loop_dispatch(struct rpc_server *srv, bool *solo)
 	struct pool_job *mine = b.head;
 
 	srv->batch = (struct pool_batch){0};
-	*solo = mine && b.n == 1 && !pool_backlog(srv->pool) &&
-	        pool_standby(srv->pool, &srv->loop_job, STANDBY_MS);
-	if (*solo)
-		return mine;
+	*solo = mine && b.n == 1 && srv->watcher_up &&
+	        !pool_backlog(srv->pool) &&
+	        pool_standby(srv->pool, &srv->loop_job);
+	if (*solo) {
+		watch_mine = atomic_fetch_add(&srv->watch_gen, 1) + 1;
+		watch_armed = ev_watch_arm(srv->loop, true) == 0;
+		if (watch_armed || !pool_reclaim(srv->pool, &srv->loop_job))
+			return mine;
+		*solo = false; /* cannot watch: hand off */
+	}
 	if (mine && pool_handoff(srv->pool, &srv->loop_job)) {
 		b.head = mine->next;
 		if (!b.head)
@@ -1031,12 +1065,60 @@ static struct pool_job *loop_dispatch(struct rpc_server *srv, bool *solo)
 	return mine;
 }
 
+/* After a lone call: whether the loop is still this thread's, or was
+ * released to another meanwhile. Disarmed first (if the call did not,
+ * watch_disarm), so a source ready from now on wakes only the loop's own
+ * wait. */
+static bool loop_take_back(struct rpc_server *srv)
+{
+	watch_disarm(srv);
+	return pool_reclaim(srv->pool, &srv->loop_job);
+}
+
+/* The watcher thread: asleep until a watch armed by loop_dispatch fires
+ * (a source ready while the loop's thread runs a lone call: a call on
+ * another connection, the next one on this, room for a waiting reply),
+ * then the loop is queued for another thread. No timer runs, and nothing
+ * wakes it while the loop's thread waits itself. */
+static void *watch_main(void *arg)
+{
+	struct rpc_server *srv = arg;
+
+	while (!atomic_load(&srv->watch_stop)) {
+		int n = ev_watch_wait(srv->loop, -1);
+		if (n < 0) {
+			log_err("rpc: loop watch: %s", strerror(-n));
+			break;
+		}
+		if (n > 0 && !atomic_load(&srv->watch_stop))
+			pool_release_standby(srv->pool);
+	}
+	return NULL;
+}
+
+/* Stop the watcher: the wake eventfd made readable, the watch armed. */
+static void watcher_stop(struct rpc_server *srv)
+{
+	uint64_t one = 1;
+
+	if (!srv->watcher_up)
+		return;
+	atomic_store(&srv->watch_stop, true);
+	if (write(srv->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is non-zero already: readable anyway */
+	}
+	ev_watch_arm(srv->loop, true);
+	pthread_join(srv->watcher, NULL);
+	srv->watcher_up = false;
+}
+
 /* Close every connection and listener and stop the workers: running calls
  * finish (their replies are dropped), queued ones are cancelled. */
 static void server_shutdown(struct rpc_server *srv)
 {
 	while (srv->conns)
 		conn_close(srv->conns);
+	watcher_stop(srv);
 	pool_stop(srv->pool);
 	srv->pool = NULL;
 	notify_run(srv, false);
@@ -1110,7 +1192,7 @@ static void loop_job_run(struct pool_job *pj, bool cancelled)
 		if (mine) {
 			mine->fn(mine, false);
 			/* the loop is still this thread's unless taken over */
-			if (solo && pool_reclaim(srv->pool, &srv->loop_job))
+			if (solo && loop_take_back(srv))
 				continue;
 			return;
 		}
@@ -1128,6 +1210,9 @@ int rpc_server_run(struct rpc_server *srv)
 		return -ENOMEM;
 	srv->loop_done = false;
 	srv->loop_job.fn = loop_job_run;
+	atomic_store(&srv->watch_stop, false);
+	srv->watcher_up =
+	    pthread_create(&srv->watcher, NULL, watch_main, srv) == 0;
 	pool_submit(srv->pool, &srv->loop_job);
 	pthread_mutex_lock(&srv->run_lock);
 	while (!srv->loop_done)

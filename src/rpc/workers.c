@@ -1,5 +1,5 @@
 /* The worker pool of workers.h: a mutex-protected intrusive FIFO and a
- * condition variable, and the standby job one waiting thread watches. */
+ * condition variable, and the standby job (pool_standby). */
 #include "rpc/workers.h"
 
 #include <errno.h>
@@ -7,7 +7,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "util/log.h"
 
@@ -19,53 +18,10 @@ struct worker_pool {
 	int idle;  /* threads waiting for a job */
 	int woken; /* of those, signalled and not yet running */
 	atomic_int queued;
-	/* pool_standby: the job offered, when it is due, whether a thread
-	 * waits with a timeout to take it (the watcher), and until when
-	 * threads keep watching (in ns of CLOCK_MONOTONIC) */
-	struct pool_job *standby;
-	uint64_t standby_due, watch_until;
-	bool watching;
+	struct pool_job *standby; /* pool_standby: the job offered */
 	int nthreads;
 	pthread_t threads[];
 };
-
-/* A watcher looks this often while the pool is busy (ns): an offer made
- * meanwhile waits for its next look, so a call run on standby holds the
- * loop up for its time plus up to a tick. The pool counts as busy this
- * long after the last offer (ns), so an idle server has no timed
- * wake-ups. Each look is a wake-up (~60 us of an emulated CPU). */
-#define WATCH_TICK_NS 5000000ull
-#define WATCH_SPAN_NS 50000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* Wait for a signal, or as the watcher until the standby job is due (or
- * a tick passes); under the lock. Returns whether it was woken by a
- * signal rather than by its timeout. */
-static bool pool_wait(struct worker_pool *pool, uint64_t now)
-{
-	uint64_t until;
-	struct timespec ts;
-	int rc;
-
-	if (pool->watching || now >= pool->watch_until) {
-		pthread_cond_wait(&pool->cond, &pool->lock);
-		return true;
-	}
-	pool->watching = true;
-	until = pool->standby ? pool->standby_due : now + WATCH_TICK_NS;
-	ts.tv_sec = (time_t)(until / 1000000000ull);
-	ts.tv_nsec = (long)(until % 1000000000ull);
-	rc = pthread_cond_timedwait(&pool->cond, &pool->lock, &ts);
-	pool->watching = false;
-	return rc != ETIMEDOUT;
-}
 
 /* Take the next job, waiting for one; NULL once the pool stops. */
 static struct pool_job *pool_next(struct worker_pool *pool)
@@ -74,19 +30,10 @@ static struct pool_job *pool_next(struct worker_pool *pool)
 
 	pthread_mutex_lock(&pool->lock);
 	while (!pool->head && !pool->stopping) {
-		uint64_t now = mono_ns();
-
-		if (pool->standby && now >= pool->standby_due) {
-			/* not taken back in time: its thread is held up */
-			job = pool->standby;
-			pool->standby = NULL;
-			pthread_mutex_unlock(&pool->lock);
-			return job;
-		}
 		pool->idle++;
-		bool signalled = pool_wait(pool, now);
+		pthread_cond_wait(&pool->cond, &pool->lock);
 		pool->idle--;
-		if (signalled && pool->woken > 0)
+		if (pool->woken > 0)
 			pool->woken--;
 	}
 	job = pool->stopping ? NULL : pool->head;
@@ -121,12 +68,7 @@ struct worker_pool *pool_start(int nthreads)
 	if (!pool)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
-	/* the watcher's timeouts are in CLOCK_MONOTONIC (mono_ns) */
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&pool->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&pool->cond, NULL);
 	for (; pool->nthreads < nthreads; pool->nthreads++) {
 		if (pthread_create(&pool->threads[pool->nthreads], NULL,
 		                   worker_main, pool) != 0) {
@@ -200,6 +142,23 @@ void pool_kick(struct worker_pool *pool)
 		pthread_cond_signal(&pool->cond);
 }
 
+/* Put job at the head of the queue; under the lock. Returns whether a
+ * waiting thread nobody has woken yet is there for it, marked woken (the
+ * caller signals after unlocking). */
+static bool push_head(struct worker_pool *pool, struct pool_job *job)
+{
+	bool wake = pool->idle > pool->woken;
+
+	job->next = pool->head;
+	pool->head = job;
+	if (!pool->tail)
+		pool->tail = job;
+	atomic_fetch_add(&pool->queued, 1);
+	if (wake)
+		pool->woken++;
+	return wake;
+}
+
 /* See workers.h: under the lock, so the waiting thread counted here is
  * one nobody else has woken (pool_submit_batch wakes only threads that are
  * idle and not yet woken, and this one is marked woken at once). */
@@ -209,35 +168,43 @@ bool pool_handoff(struct worker_pool *pool, struct pool_job *job)
 
 	pthread_mutex_lock(&pool->lock);
 	wake = !pool->stopping && pool->idle > pool->woken;
-	if (wake) {
-		job->next = pool->head;
-		pool->head = job;
-		if (!pool->tail)
-			pool->tail = job;
-		atomic_fetch_add(&pool->queued, 1);
-		pool->woken++;
-	}
+	if (wake)
+		push_head(pool, job);
 	pthread_mutex_unlock(&pool->lock);
 	if (wake)
 		pthread_cond_signal(&pool->cond);
 	return wake;
 }
 
-bool pool_standby(struct worker_pool *pool, struct pool_job *job, unsigned ms)
+bool pool_standby(struct worker_pool *pool, struct pool_job *job)
 {
-	uint64_t now = mono_ns();
 	bool ok;
 
 	pthread_mutex_lock(&pool->lock);
-	ok = !pool->stopping && pool->watching && !pool->standby;
-	if (ok) {
+	ok = !pool->stopping && !pool->standby;
+	if (ok)
 		pool->standby = job;
-		pool->standby_due = now + (uint64_t)ms * 1000000ull;
-	}
-	/* busy: a thread that waits from now on watches */
-	pool->watch_until = now + WATCH_SPAN_NS;
 	pthread_mutex_unlock(&pool->lock);
 	return ok;
+}
+
+/* See workers.h: queued first, for the next thread free when none
+ * waits (the thread that offered it, at the latest, once its call is
+ * done). */
+bool pool_release_standby(struct worker_pool *pool)
+{
+	struct pool_job *job;
+	bool wake = false;
+
+	pthread_mutex_lock(&pool->lock);
+	job = pool->stopping ? NULL : pool->standby;
+	pool->standby = NULL;
+	if (job)
+		wake = push_head(pool, job);
+	pthread_mutex_unlock(&pool->lock);
+	if (wake)
+		pthread_cond_signal(&pool->cond);
+	return job != NULL;
 }
 
 bool pool_reclaim(struct worker_pool *pool, struct pool_job *job)

@@ -46,15 +46,17 @@ void pool_kick(struct worker_pool *pool);
  * event loop hands itself over this way (server.c), so it never waits
  * behind queued calls. */
 bool pool_handoff(struct worker_pool *pool, struct pool_job *job);
-/* Offer job to be run by a waiting thread only if not taken back
- * (pool_reclaim) within about ms: true when a thread watches for it
- * (one waits with a timeout; it does so while offers keep coming, a
- * tick at a time), false and nothing offered otherwise (then hand off).
+/* Offer job to be run by another thread if pool_release_standby is
+ * called before the offer is taken back (pool_reclaim): true, or false
+ * and nothing offered when one is pending already or the pool stops.
  * The event loop offers itself this way while it runs a lone call
- * (server.c): a call that returns in time costs no wake-up of another
- * thread, and a call that does not holds the loop up for about ms. */
-bool pool_standby(struct worker_pool *pool, struct pool_job *job,
-                  unsigned ms);
+ * (server.c), and a thread watching the loop's sources releases it when
+ * one becomes ready: a call that ends before anything else comes in
+ * costs no wake-up of another thread. */
+bool pool_standby(struct worker_pool *pool, struct pool_job *job);
+/* Queue the job offered, if any, at the head (as pool_handoff, but
+ * queued even when no thread waits): true when there was one. */
+bool pool_release_standby(struct worker_pool *pool);
 /* Take back the job offered: true when no thread took it. */
 bool pool_reclaim(struct worker_pool *pool, struct pool_job *job);
 /* Stop: running jobs finish, queued ones are cancelled, threads joined,
