@@ -34,8 +34,8 @@ int ev_wait(struct ev_loop *loop, int timeout_ms, struct ev_fired **fired);
  * loop's own thread is away doing other work. Armed (any thread), it
  * fires once, at once if a source is ready already; ev_watch_wait (the
  * watching thread) returns 1 when it fired, 0 on timeout or signal, or
- * -errno. Disarming a watch that fired is harmless; a watch fired and
- * not yet waited for is reported to the next wait. */
+ * -errno. Disarming a watch that fired is harmless, and drops a fire
+ * not yet waited for. */
 int ev_watch_arm(struct ev_loop *loop, bool on);
 int ev_watch_wait(struct ev_loop *loop, int timeout_ms);
 

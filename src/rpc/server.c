@@ -1031,7 +1031,7 @@ static void loop_batch(struct rpc_server *srv, struct ev_fired *fired, int n)
  * context switches a call; in the emulated guest, where each costs tens
  * of microseconds, that was ~10% of a small call's round trip, and a
  * watcher looking every few milliseconds instead cost the guest's NULL
- * round trip ~40 us and doubled its 90th percentile (bench/results/
+ * round trip ~30 us and doubled its 90th percentile (bench/results/
  * stop25, stop27). Returns the kept call or NULL. */
 static struct pool_job *loop_dispatch(struct rpc_server *srv, bool *solo)
 {
