@@ -275,13 +275,18 @@ struct bk_ops {
 	 * (all data). Up to max extents covering [off, off + len) cut at
 	 * the file's size, in order, contiguous: the file's real extents,
 	 * so the first may begin before off and the last end past off + len.
-	 * *n < needed when max was reached; *n == 0 at or past EOF. Maps are
-	 * kept between calls (a sequential read costs O(extents), never
-	 * O(file size) per call) and follow changes made through the
-	 * backend and beside it. The client must be allowed to read h. */
+	 * A hole shorter than min_hole (its whole length, not the part in
+	 * the range) comes as data, one extent with the data on either side:
+	 * READ_PLUS sends such holes as zeros, and merging them here spares
+	 * it a walk over every tiny extent (0: every hole). *n < needed when
+	 * max was reached; *n == 0 at or past EOF. Maps are kept between
+	 * calls (a sequential read costs O(extents), never O(file size) per
+	 * call) and follow changes made through the backend and beside it.
+	 * The client must be allowed to read h. */
 	int (*extents)(struct bk_export *ex, const struct bk_cred *cr,
 	               const struct bk_handle *h, uint64_t off, uint64_t len,
-	               struct bk_extent *out, int max, int *n);
+	               uint64_t min_hole, struct bk_extent *out, int max,
+	               int *n);
 
 	/* readdir that also gives each entry's handle and attributes where
 	 * it can (READDIRPLUS, NFSv4 READDIR): far cheaper than a lookup per

@@ -444,9 +444,31 @@ static void entry_trim(struct map_entry *e, uint64_t off)
 	entry_set_n(e, e->n - i);
 }
 
-/* Fill out with up to max extents covering [off, end), off < size. */
+/* Add window extent x to out[*k]: as data where it is a hole shorter than
+ * min_hole, and merged into the last one when both are data (the window
+ * is contiguous). false when out is full. */
+static bool out_add(struct bk_extent *out, int max, int *k,
+                    const struct bk_extent *x, uint64_t min_hole)
+{
+	bool hole = x->hole && x->len >= min_hole;
+	struct bk_extent *l = *k ? &out[*k - 1] : NULL;
+
+	if (l && !l->hole && !hole) {
+		l->len = x->off + x->len - l->off;
+		return true;
+	}
+	if (*k == max)
+		return false;
+	out[(*k)++] =
+	    (struct bk_extent){.off = x->off, .len = x->len, .hole = hole};
+	return true;
+}
+
+/* Fill out with up to max extents covering [off, end), off < size, holes
+ * under min_hole merged into data. */
 static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
-                        struct bk_extent *out, int max, int *n)
+                        uint64_t min_hole, struct bk_extent *out, int max,
+                        int *n)
 {
 	size_t i;
 	int k = 0, rc;
@@ -470,21 +492,26 @@ static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
 			return rc;
 	}
 	i = off < window_end(e) ? entry_find(e, off) : e->n;
-	while (k < max) {
+	for (;;) {
 		if (i == e->n) {
 			if (window_end(e) >= e->size)
 				break;
 			rc = entry_extend(e, fd, window_end(e));
 			if (rc)
 				return rc;
-			/* the last extent handed out may have grown */
-			if (k && i && out[k - 1].off == e->ext[i - 1].off)
-				out[k - 1] = e->ext[i - 1];
+			/* The last extent handed out may have grown (data
+			 * found on past the window's end): out follows. */
+			const struct bk_extent *g = &e->ext[i - 1];
+			if (k && out[k - 1].off <= g->off &&
+			    g->off + g->len > out[k - 1].off + out[k - 1].len)
+				out[k - 1].len =
+				    g->off + g->len - out[k - 1].off;
 			continue;
 		}
-		if (e->ext[i].off >= end)
+		if (e->ext[i].off >= end ||
+		    !out_add(out, max, &k, &e->ext[i], min_hole))
 			break;
-		out[k++] = e->ext[i++];
+		i++;
 	}
 	*n = k;
 	return 0;
@@ -492,7 +519,7 @@ static int entry_lookup(struct map_entry *e, int fd, uint64_t off, uint64_t end,
 
 int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
                     const struct stat *st, uint64_t off, uint64_t len,
-                    struct bk_extent *out, int max, int *n)
+                    uint64_t min_hole, struct bk_extent *out, int max, int *n)
 {
 	uint64_t size = (uint64_t)st->st_size;
 	uint64_t end = len > size - off ? size : off + len;
@@ -510,7 +537,7 @@ int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
 	if (!s->e.valid || s->e.size != size ||
 	    !ts_equal(&s->e.ctime, &st->st_ctim) || !s->e.cacheable)
 		entry_reset(&s->e, st);
-	rc = entry_lookup(&s->e, fd, off, end, out, max, n);
+	rc = entry_lookup(&s->e, fd, off, end, min_hole, out, max, n);
 	if (rc)
 		s->e.valid = false;
 	pthread_mutex_unlock(&s->e.lock);
@@ -521,7 +548,7 @@ int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
 /* The bk_ops entry: the client must be allowed to read the file. */
 int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
                   const struct bk_handle *h, uint64_t off, uint64_t len,
-                  struct bk_extent *out, int max, int *n)
+                  uint64_t min_hole, struct bk_extent *out, int max, int *n)
 {
 	struct fd_ref ref;
 	struct stat st;
@@ -533,8 +560,8 @@ int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
 		return rc;
 	rc = posix_read_permitted(ref.fd, &st, cr);
 	if (rc == 0)
-		rc = hole_map_lookup(ex->holes, h, ref.fd, &st, off, len, out,
-		                     max, n);
+		rc = hole_map_lookup(ex->holes, h, ref.fd, &st, off, len,
+		                     min_hole, out, max, n);
 	fd_cache_put(ex->fds, &ref);
 	return rc;
 }

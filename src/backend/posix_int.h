@@ -171,11 +171,12 @@ void hole_map_cache_free(struct hole_map_cache *c);
 /* Up to max extents of the open regular file fd (handle h, fresh stat st)
  * covering [off, off + len) cut at st's size, in order. They are the file's
  * real extents, not cut to the range: the first may begin before off and
- * the last end past off + len. Fewer than needed to cover the range when
- * max is reached. */
+ * the last end past off + len; holes shorter than min_hole come as data,
+ * one extent with the data around them. Fewer than needed to cover the
+ * range when max is reached. */
 int hole_map_lookup(struct hole_map_cache *c, const struct bk_handle *h, int fd,
                     const struct stat *st, uint64_t off, uint64_t len,
-                    struct bk_extent *out, int max, int *n);
+                    uint64_t min_hole, struct bk_extent *out, int max, int *n);
 /* Forget h's map: snfsd changed the file's data or size. */
 void hole_map_invalidate(struct hole_map_cache *c, const struct bk_handle *h);
 /* lseeks made by all maps so far (for tests). */
@@ -183,6 +184,6 @@ uint64_t hole_map_lseeks(void);
 /* The bk_ops extents entry. */
 int posix_extents(struct bk_export *ex, const struct bk_cred *cr,
                   const struct bk_handle *h, uint64_t off, uint64_t len,
-                  struct bk_extent *out, int max, int *n);
+                  uint64_t min_hole, struct bk_extent *out, int max, int *n);
 
 #endif

@@ -112,23 +112,34 @@ static int real_map(const char *name, struct bk_extent *out, int max)
 	return n;
 }
 
-/* The map through the backend, step bytes per call, adjacent extents
- * joined where a call boundary split nothing (they are real extents, so
- * calls return the same extent again: drop repeats). */
+/* The map through the backend, step bytes per call, holes under min_hole
+ * merged: calls return whole extents, so a call may return again the
+ * extent the last one ended with, or (merged data found on since) one
+ * overlapping it: both are joined, as are data extents meeting at a call
+ * boundary when merging (a small hole after the window's end). */
 static int backend_map(const struct bk_handle *h, uint64_t size, uint64_t step,
-                       struct bk_extent *out, int max)
+                       uint64_t min_hole, struct bk_extent *out, int max)
 {
 	struct bk_extent e[64];
 	uint64_t pos = 0;
 	int n = 0, k, rc;
 
 	while (pos < size) {
-		rc = ops->extents(ex, &root_cr, h, pos, step, e, 64, &k);
+		rc = ops->extents(ex, &root_cr, h, pos, step, min_hole, e, 64,
+		                  &k);
 		if (rc || k == 0)
 			return rc ? rc : -100;
 		for (int i = 0; i < k; i++) {
-			if (n && out[n - 1].off == e[i].off) {
-				out[n - 1] = e[i]; /* maybe grown since */
+			struct bk_extent *l = n ? &out[n - 1] : NULL;
+			uint64_t lend = l ? l->off + l->len : 0;
+
+			if (l &&
+			    (e[i].off < lend || (min_hole && e[i].off == lend &&
+			                         !l->hole && !e[i].hole))) {
+				if (e[i].hole != l->hole || e[i].off < l->off)
+					return -103;
+				if (e[i].off + e[i].len > lend)
+					l->len = e[i].off + e[i].len - l->off;
 				continue;
 			}
 			if (n == max)
@@ -138,7 +149,6 @@ static int backend_map(const struct bk_handle *h, uint64_t size, uint64_t step,
 		pos = out[n - 1].off + out[n - 1].len;
 		if (pos > size)
 			return -102;
-		(void)step;
 	}
 	return n;
 }
@@ -160,7 +170,7 @@ static bool map_matches(const char *name, const struct bk_handle *h,
 {
 	static struct bk_extent a[MAXE], b[MAXE];
 	int na = real_map(name, a, MAXE);
-	int nb = backend_map(h, size, step, b, MAXE);
+	int nb = backend_map(h, size, step, 0, b, MAXE);
 
 	return na > 0 && same_map(a, na, b, nb);
 }
@@ -202,14 +212,97 @@ static void test_shapes(void)
 		CHECK(map_matches(sh[i].name, &h, size, 1 << 20), msg);
 		/* A call starting inside an extent returns that extent. */
 		snprintf(msg, sizeof(msg), "%s: mid-extent start", sh[i].name);
-		CHECK(ops->extents(ex, &root_cr, &h, 4100, 10, e, 4, &n) == 0 &&
+		CHECK(ops->extents(ex, &root_cr, &h, 4100, 10, 0, e, 4, &n) ==
+		              0 &&
 		          n == 1 && e[0].off <= 4100 &&
 		          e[0].off + e[0].len > 4100,
 		      msg);
-		CHECK(ops->extents(ex, &root_cr, &h, size, 10, e, 4, &n) == 0 &&
+		CHECK(ops->extents(ex, &root_cr, &h, size, 10, 0, e, 4, &n) ==
+		              0 &&
 		          n == 0,
 		      "no extents at EOF");
 	}
+}
+
+/* The map a with every hole under min_hole made data, joined with the
+ * data around it. */
+static int merged_map(const struct bk_extent *a, int na, uint64_t min_hole,
+                      struct bk_extent *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < na; i++) {
+		bool hole = a[i].hole && a[i].len >= min_hole;
+
+		if (n && !hole && !out[n - 1].hole)
+			out[n - 1].len += a[i].len;
+		else
+			out[n++] = (struct bk_extent){a[i].off, a[i].len, hole};
+	}
+	return n;
+}
+
+/* Holes under min_hole come merged into the data around them, across
+ * FIEMAP batches and window extensions, in calls of any size: the file
+ * alternates 4 KiB of data and hole for 2 MiB (512 extents), then a hole
+ * to 3 MiB, 64 KiB of data, an 8 KiB hole, 4 KiB of data and a hole to
+ * 4 MiB. */
+static void test_merged(void)
+{
+	static struct bk_extent a[MAXE], want[MAXE], b[MAXE];
+	static const uint64_t mins[] = {0, 4096, 8192, 16384, 2 << 20, 4 << 20};
+	const uint64_t size = 4 << 20, steps[] = {65536, 1 << 20, 4 << 20};
+	struct bk_handle h;
+	struct bk_extent e[2];
+	char path[128], msg[128];
+	uint8_t blk[65536];
+	int fd, na, n;
+
+	CHECK(make_shape("merge", 2 << 20, 4096, false, false, &h) == 0,
+	      "make 2 MiB of 4 KiB alternation");
+	path_of(path, sizeof(path), "merge");
+	memset(blk, 0x5a, sizeof(blk));
+	fd = open(path, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, blk, 65536, 3 << 20) == 65536 &&
+	          pwrite(fd, blk, 4096, (3 << 20) + 65536 + 8192) == 4096 &&
+	          ftruncate(fd, (off_t)size) == 0 && fsync(fd) == 0,
+	      "add the tail");
+	if (fd >= 0)
+		close(fd);
+	settle();
+	na = real_map("merge", a, MAXE);
+	/* First, cold: one call for the whole file, the window extended
+	 * under the merged extent while it is being built. */
+	CHECK(ops->extents(ex, &root_cr, &h, 0, size, 8192, e, 2, &n) == 0 &&
+	          n == 2 && !e[0].hole && e[0].off == 0 &&
+	          e[0].len == (2 << 20) - 4096 && e[1].hole &&
+	          e[1].off == (2 << 20) - 4096 && e[1].len == (1 << 20) + 4096,
+	      "min_hole 8 KiB, cold: 2 MiB - 4 KiB of data, then the hole");
+	for (size_t m = 0; m < sizeof(mins) / sizeof(mins[0]); m++) {
+		int nw = merged_map(a, na, mins[m], want);
+
+		for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+			int nb =
+			    backend_map(&h, size, steps[k], mins[m], b, MAXE);
+
+			snprintf(msg, sizeof(msg),
+			         "min_hole %llu, %llu KiB calls: %d extents, "
+			         "as merged from the real map",
+			         (unsigned long long)mins[m],
+			         (unsigned long long)steps[k] >> 10, nb);
+			CHECK(na > 0 && same_map(want, nw, b, nb), msg);
+		}
+	}
+	CHECK(merged_map(a, na, 16384, want) == 4 && want[2].len == 77824,
+	      "min_hole 16 KiB: the 8 KiB hole inside the tail's data");
+	/* A call inside merged data: one extent, from the start of the real
+	 * extent holding off to the end of the last one the range touches
+	 * (a small hole inside the range is data). */
+	CHECK(ops->extents(ex, &root_cr, &h, (1 << 20) + 2048, 8192, 16384, e,
+	                   2, &n) == 0 &&
+	          n == 1 && !e[0].hole && e[0].off == 1 << 20 &&
+	          e[0].len == 12288,
+	      "a call inside merged data: one data extent over the range");
 }
 
 /* The extent holding off, looked up through the backend. */
@@ -218,7 +311,8 @@ static bool extent_at(const struct bk_handle *h, uint64_t off,
 {
 	int n;
 
-	return ops->extents(ex, &root_cr, h, off, 1, out, 1, &n) == 0 && n == 1;
+	return ops->extents(ex, &root_cr, h, off, 1, 0, out, 1, &n) == 0 &&
+	       n == 1;
 }
 
 static void test_invalidation(void)
@@ -319,7 +413,7 @@ static void test_big_hole(void)
 	for (uint64_t pos = 0; pos < size; pos += 1 << 20) {
 		uint64_t b = hole_map_lseeks(), d;
 
-		if (ops->extents(ex, &root_cr, &h, pos, 1 << 20, e, 8, &n) ||
+		if (ops->extents(ex, &root_cr, &h, pos, 1 << 20, 0, e, 8, &n) ||
 		    n != 1 || !e[0].hole || e[0].off + e[0].len != size)
 			ok = false;
 		d = hole_map_lseeks() - b;
@@ -343,14 +437,14 @@ static void test_shared(void)
 	CHECK(make_shape("shared", 1 << 20, 4096, false, false, &h) == 0,
 	      "make mixed-4d 1 MiB");
 	settle();
-	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, e, 600, &n) == 0 &&
+	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, 0, e, 600, &n) == 0 &&
 	          n == 256,
 	      "256 extents in 1 MiB of 4 KiB alternation");
 	before = hole_map_lseeks();
-	CHECK(ops->extents(ex, &other, &h, 0, 1 << 20, e, 600, &n) == 0 &&
+	CHECK(ops->extents(ex, &other, &h, 0, 1 << 20, 0, e, 600, &n) == 0 &&
 	          n == 256 && hole_map_lseeks() == before,
 	      "another client reuses the map");
-	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, e, 10, &n) == 0 &&
+	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, 0, e, 10, &n) == 0 &&
 	          n == 10,
 	      "max caps the extents returned");
 }
@@ -389,7 +483,7 @@ static void test_fiemap_batches(void)
 	      "make mixed-4d 2 MiB");
 	settle();
 	before = hole_map_lseeks();
-	CHECK(ops->extents(ex, &root_cr, &h, 0, 2 << 20, e, 600, &n) == 0 &&
+	CHECK(ops->extents(ex, &root_cr, &h, 0, 2 << 20, 0, e, 600, &n) == 0 &&
 	          n == 512,
 	      "512 extents in 2 MiB of 4 KiB alternation");
 	CHECK(hole_map_lseeks() - before <= 3,
@@ -414,7 +508,7 @@ static void test_long_map_kept(void)
 		before = hole_map_lseeks();
 		for (uint64_t pos = 0; pos < size; pos += 1 << 20)
 			ok = ok &&
-			     ops->extents(ex, &root_cr, &h, pos, 1 << 20, e,
+			     ops->extents(ex, &root_cr, &h, pos, 1 << 20, 0, e,
 			                  300, &n) == 0 &&
 			     n == 256;
 	}
@@ -425,8 +519,8 @@ static void test_long_map_kept(void)
 	/* One reader's calls, out of order across threads: a call 8 MiB
 	 * ahead maps the gap, so the calls behind it find the map. */
 	hole_map_invalidate(ex->holes, &h);
-	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, e, 300, &n) == 0 &&
-	          ops->extents(ex, &root_cr, &h, 8 << 20, 1 << 20, e, 300,
+	CHECK(ops->extents(ex, &root_cr, &h, 0, 1 << 20, 0, e, 300, &n) == 0 &&
+	          ops->extents(ex, &root_cr, &h, 8 << 20, 1 << 20, 0, e, 300,
 	                       &n) == 0 &&
 	          n == 256 && e[0].off == 8 << 20,
 	      "a call 8 MiB ahead of the map");
@@ -434,8 +528,8 @@ static void test_long_map_kept(void)
 	ok = true;
 	for (uint64_t pos = 1 << 20; pos < 8 << 20; pos += 1 << 20)
 		ok = ok &&
-		     ops->extents(ex, &root_cr, &h, pos, 1 << 20, e, 300, &n) ==
-		         0 &&
+		     ops->extents(ex, &root_cr, &h, pos, 1 << 20, 0, e, 300,
+		                  &n) == 0 &&
 		     n == 256 && e[0].off == pos;
 	CHECK(ok && hole_map_lseeks() == before,
 	      "the calls behind it: answered from the map, no calls");
@@ -445,7 +539,7 @@ static void test_long_map_kept(void)
 static uint64_t backend_data_bytes(const struct bk_handle *h, uint64_t size)
 {
 	static struct bk_extent b[MAXE];
-	int nb = backend_map(h, size, 1 << 20, b, MAXE);
+	int nb = backend_map(h, size, 1 << 20, 0, b, MAXE);
 	uint64_t d = 0;
 
 	for (int i = 0; i < nb; i++)
@@ -483,7 +577,8 @@ static void unwritten_cached(int fd, const struct bk_handle *h)
 	      "a dirty page in an unwritten extent: data (as lseek says)");
 	struct bk_extent e[4];
 	int k = 0;
-	CHECK(ops->extents(ex, &root_cr, h, 512 << 10, 4096, e, 4, &k) == 0 &&
+	CHECK(ops->extents(ex, &root_cr, h, 512 << 10, 4096, 0, e, 4, &k) ==
+	              0 &&
 	          k >= 1 && !e[0].hole && e[0].off <= (512 << 10),
 	      "the new write lies in data");
 }
@@ -556,6 +651,7 @@ int main(void)
 	test_big_hole();
 	test_shared();
 	test_fiemap_batches();
+	test_merged();
 	test_long_map_kept();
 	test_unwritten();
 	ops->export_close(ex);

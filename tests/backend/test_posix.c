@@ -793,8 +793,9 @@ static void test_read_grants(const struct bk_handle *root)
 	      "cache)");
 	struct bk_extent ext[4];
 	int next = 0;
-	CHECK(ops->extents(ex, &u1001, &h, 0, 4096, ext, 4, &next) == 0 &&
-	          ops->extents(ex, &u1001, &h, 0, 4096, ext, 4, &next) == 0 &&
+	CHECK(ops->extents(ex, &u1001, &h, 0, 4096, 0, ext, 4, &next) == 0 &&
+	          ops->extents(ex, &u1001, &h, 0, 4096, 0, ext, 4, &next) ==
+	              0 &&
 	          next >= 1,
 	      "grants: another user maps its extents (READ_PLUS) twice");
 	sa.mask = BK_SET_MODE;
@@ -803,7 +804,8 @@ static void test_read_grants(const struct bk_handle *root)
 	          ops->read(ex, &u1001, &h, buf, sizeof(buf), 0, &eof) ==
 	              -EACCES,
 	      "grants: after chmod 600 the cached grant is gone");
-	CHECK(ops->extents(ex, &u1001, &h, 0, 4096, ext, 4, &next) == -EACCES,
+	CHECK(ops->extents(ex, &u1001, &h, 0, 4096, 0, ext, 4, &next) ==
+	          -EACCES,
 	      "grants: after chmod 600 no extents (READ_PLUS) either");
 	sa.mode = 0644;
 	CHECK(ops->setattr(ex, &root_cr, &h, &sa, &a) == 0 &&

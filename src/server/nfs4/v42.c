@@ -464,9 +464,9 @@ static int rp_flush(struct rp_state *r, struct rp_piece *pc, int np)
 	return rc;
 }
 
-/* Cut the extents into pieces for rp_put_batch: small holes merged into
- * the data around them (by readplus_min_hole), and a batch ended by a
- * hole longer than GAP_MAX, which is encoded on its own. */
+/* Cut the extents (holes under readplus_min_hole already data: backend.h)
+ * into pieces for rp_put_batch, a batch ended by a hole longer than
+ * GAP_MAX, which is encoded on its own. */
 static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 {
 	struct rp_piece pc[BATCH_MAX];
@@ -477,15 +477,9 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 		uint64_t e = ext[i].off + ext[i].len < r->end
 		                 ? ext[i].off + ext[i].len
 		                 : r->end;
-		bool hole = ext[i].hole && ext[i].len >= r->min_hole;
 		if (s >= e)
 			continue;
-		if (!hole && np && !pc[np - 1].hole &&
-		    pc[np - 1].off + pc[np - 1].len == s) {
-			pc[np - 1].len = e - pc[np - 1].off;
-			continue;
-		}
-		if (hole && (np == 0 || e - s > GAP_MAX)) {
+		if (ext[i].hole && (np == 0 || e - s > GAP_MAX)) {
 			if (np)
 				rc = rp_flush(r, pc, np);
 			np = 0;
@@ -494,8 +488,8 @@ static int rp_batch_some(struct rp_state *r, const struct bk_extent *ext, int n)
 				            ext[i].off + ext[i].len);
 			continue;
 		}
-		pc[np++] =
-		    (struct rp_piece){.off = s, .len = e - s, .hole = hole};
+		pc[np++] = (struct rp_piece){
+		    .off = s, .len = e - s, .hole = ext[i].hole};
 		if (np == BATCH_MAX) {
 			rc = rp_flush(r, pc, np);
 			np = 0;
@@ -512,13 +506,12 @@ static int rp_encode_some(struct rp_state *r)
 {
 	const struct nfs4_fh *fh = &r->c->cfh;
 	struct bk_extent ext[MAX_EXT];
-	uint64_t dstart = 0, dend = 0;
 	int n = 0, rc;
 
 	if (fh->ex->ops->extents) {
-		rc =
-		    fh->ex->ops->extents(fh->ex->bk, &fh->cred, &fh->bh, r->pos,
-		                         r->end - r->pos, ext, MAX_EXT, &n);
+		rc = fh->ex->ops->extents(fh->ex->bk, &fh->cred, &fh->bh,
+		                          r->pos, r->end - r->pos, r->min_hole,
+		                          ext, MAX_EXT, &n);
 		if (rc)
 			return rc;
 	} else { /* no map: all data */
@@ -542,25 +535,15 @@ static int rp_encode_some(struct rp_state *r)
 			e = r->end;
 		if (s >= e)
 			continue;
-		/* Small holes (by their real length) ride along as data. */
-		if (!ext[i].hole || ext[i].len < r->min_hole) {
-			if (dend != s)
-				dstart = s;
-			dend = e;
-			if (i + 1 < n && e < r->end)
-				continue; /* maybe more data to merge */
-		}
-		if (dend > dstart) {
-			ssize_t got = rp_put_data(r, dstart, dend - dstart);
-
-			if (got < 0)
-				return (int)got;
-			if ((uint64_t)got < dend - dstart)
-				return r->full ? 0 : 1; /* short: EOF moved */
-			dstart = dend = 0;
-		}
-		if (ext[i].hole && ext[i].len >= r->min_hole)
+		if (ext[i].hole) {
 			rp_put_hole(r, s, e - s, ext[i].off + ext[i].len);
+			continue;
+		}
+		ssize_t got = rp_put_data(r, s, e - s);
+		if (got < 0)
+			return (int)got;
+		if ((uint64_t)got < e - s)
+			return r->full ? 0 : 1; /* short: EOF moved */
 	}
 	return 0;
 }
@@ -675,7 +658,7 @@ uint32_t nfs4_op_seek(struct nfs4_compound *c)
 	found = what == CONTENT_DATA ? off : a.size; /* no map: all data */
 	for (pos = off; ops->extents && pos < a.size;) {
 		rc = ops->extents(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh, pos,
-		                  a.size - pos, ext, 8, &n);
+		                  a.size - pos, 0, ext, 8, &n);
 		if (rc)
 			return nfs4_errno(rc);
 		if (n == 0) {
