@@ -3,7 +3,7 @@
 # Every snfsd of INST ("name:binary:export options;...") and knfsd, each
 # mounted 4.2 (and 4.1 with V41=1); for each file, RUNS rounds, each round
 # reads every mount cold (drop_caches first) then warm, order rotated per
-# round. Per dd: seconds, the client's RTT and exec per op (mountstats
+# round (STATES="warm": warm only). Per dd: seconds, the client's RTT and exec per op (mountstats
 # deltas), the server's CPU ticks (user+sys of its threads).
 set -u
 SIZE=${SIZE:-32}; RUNS=${RUNS:-7}; FILES=${FILES:-"data mixed-4d"}
@@ -45,6 +45,6 @@ set -- $mounts; nm=$#
 for f in $FILES; do for r in $(seq $RUNS); do
   arr=($mounts); order=""
   for i in $(seq 0 $((nm - 1))); do order="$order ${arr[$(((i + r) % nm))]}"; done
-  for st in cold warm; do for n in $order; do one $n $f $st; done; done
+  for st in ${STATES:-cold warm}; do for n in $order; do one $n $f $st; done; done
 done; done
 grep -h "sendfile" /run/*.log
