@@ -7,7 +7,9 @@
 #  proto  vers=4.2 (READ_PLUS) and vers=4.1 (READ);
 #  reads  `dd bs=1M` and `dd iflag=direct bs=128K` to /dev/null, with
 #         `echo 3 > drop_caches` before each run (client and server caches
-#         cold; the image stays in RAM); each (server, policy, vers) stays
+#         cold; the image stays in RAM); modes buf-warm and direct-warm
+#         then read the file locally first (server cache warm, the
+#         client's still cold); each (server, policy, vers) stays
 #         mounted, its counters read as deltas (a mount costs seconds);
 #  counts READ / READ_PLUS RPCs, request and reply bytes, errors and other
 #         RPCs during the dd, from /proc/self/mountstats deltas;
@@ -23,7 +25,8 @@
 # usage: bench/sparse_guest.sh [WORKDIR]
 #   SIZE_MIB=64 RUNS=3 FILES="data hole mixed-4d mixed-4h mixed-32d"
 #   MIN_HOLES="0 4096 8192 16384 65536" MH_FILES="mixed-4d mixed-4h mixed-32d"
-#   VERS="4.2 4.1" MODES="buf direct" SERVERS="snfsd knfsd" SNFSD_OPTS=""
+#   VERS="4.2 4.1" MODES="buf direct buf-warm direct-warm"
+#   SERVERS="snfsd knfsd" SNFSD_OPTS=""
 #   GUEST_MEM=3G GUEST_TIMEOUT=5400
 # (inside the guest it runs itself as: sparse_guest.sh --guest WORKDIR)
 set -uo pipefail
@@ -35,7 +38,7 @@ SIZE_MIB=${SIZE_MIB:-64} RUNS=${RUNS:-3}
 FILES=${FILES:-data hole mixed-4d mixed-4h mixed-32d}
 MIN_HOLES=${MIN_HOLES:-0 4096 8192 16384 65536}
 MH_FILES=${MH_FILES:-mixed-4d mixed-4h mixed-32d}
-VERS=${VERS:-4.2 4.1} MODES=${MODES:-buf direct} SERVERS=${SERVERS:-snfsd knfsd}
+VERS=${VERS:-4.2 4.1} MODES=${MODES:-buf direct buf-warm direct-warm} SERVERS=${SERVERS:-snfsd knfsd}
 SNFSD_OPTS=${SNFSD_OPTS:-} # more export options of the default snfsd (zerocopy)
 SP=22149 # snfsd, default policy; the MIN_HOLES instances take SP+1...
 EXP=/srv/sp M=/run/sp
@@ -90,9 +93,11 @@ read_one() { # server policy vers file mode run
 	mountpoint -q "$d" || return 1
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
+	# warm: the server's page cache holds the file, the client's not
+	[[ $5 == *-warm ]] && cat "$EXP/$4" >/dev/null
 	a=$(opstats "$d")
 	t0=$EPOCHREALTIME
-	if [ "$5" = direct ]; then
+	if [ "${5%-warm}" = direct ]; then
 		n=$(dd if="$d/$4" of=/dev/null iflag=direct bs=128K 2>&1 | awk '/bytes/ {print $1}')
 	else
 		n=$(dd if="$d/$4" of=/dev/null bs=1M 2>&1 | awk '/bytes/ {print $1}')
@@ -263,8 +268,9 @@ for k, rs in rows.items():
 ORDER = ["data", "hole", "mixed-4d", "mixed-4h", "mixed-8d", "mixed-8h",
          "mixed-16d", "mixed-16h", "mixed-32d", "mixed-32h"]
 files = [f for f in ORDER if any(k[3] == f for k in agg)]
-modes = [m for m in ("buf", "direct") if any(k[4] == m for k in agg)]
-MODE = {"buf": "dd bs=1M", "direct": "dd iflag=direct bs=128K"}
+modes = [m for m in ("buf", "direct", "buf-warm", "direct-warm") if any(k[4] == m for k in agg)]
+MODE = {"buf": "dd bs=1M", "direct": "dd iflag=direct bs=128K",
+        "buf-warm": "dd bs=1M, server warm", "direct-warm": "dd iflag=direct bs=128K, server warm"}
 servers = [s for s in ("snfsd", "knfsd") if any(k[0] == s and k[1] == "default" for k in agg)]
 vers = [v for v in ("4.2", "4.1") if any(k[2] == v for k in agg)]
 
@@ -310,7 +316,8 @@ P("One QEMU guest (%s; CPU emulated by TCG), %s s in all. Both servers in the gu
   " ext4 file system (loop image on tmpfs); the guest's client mounts each over loopback." % (guest, gsec))
 P("Files: %d MiB each. Each (server, policy, vers) is mounted once for the whole run (default options: the client"
   " takes the server's rsize, listed below); before every read `sync; echo 3 > /proc/sys/vm/drop_caches` (client and"
-  " server page caches cold; the loop image itself stays in RAM), then dd to /dev/null; %d runs per row, interleaved over servers, versions and policies; seconds min / median"
+  " server page caches cold; the loop image itself stays in RAM; rows *server warm*: then the file read locally,"
+  " so only the client's cache is cold), then dd to /dev/null; %d runs per row, interleaved over servers, versions and policies; seconds min / median"
   " (guest-relative: compare within this report only). RPCs and bytes: /proc/self/mountstats deltas over the"
   " dd (median run): READ + READ_PLUS calls, request bytes sent, reply bytes received (RPC headers included)."
   " *other* = any other RPC during the dd. verify = one more untimed read compared with the file on disk (cmp)." % (size, runs))
