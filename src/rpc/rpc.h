@@ -212,15 +212,25 @@ const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n);
 /* Source port of a peer, for the exports `secure` option. */
 uint16_t rpc_peer_port(const struct sockaddr *sa);
 
-/* Whether sending page-sized pieces of a reply by sendfile costs less
- * than copying them (read into the reply, copied into the socket) on
- * this machine: timed once over a loopback connection, at the first ask
- * (sendcal.c), or as SNFSD_SENDFILE_PAYS=0|1 says. The export option
- * zerocopy=auto (the default) follows it. */
+/* The size of a reply's piece of file from which sending it by
+ * sendfile costs less than copying it (read into the reply, copied into
+ * the socket) on this machine, UINT64_MAX for none: timed once over a
+ * loopback connection for pieces of 4 KiB to 1 MiB, at the first ask
+ * (sendcal.c), or as SNFSD_SENDFILE_PAYS says (0: none, 1: from a page,
+ * or a size in bytes). The export option zerocopy=auto (the default)
+ * follows it. */
+uint64_t rpc_sendfile_from(void);
+/* Whether it pays from a page on (a piece of 4 KiB). */
 bool rpc_sendfile_pays(void);
-/* The decision from the two times of a reply of pieces (tests). */
+/* The decision for one size from its two times (tests). */
 bool rpc_sendfile_pays_model(double t_copy, double t_sendfile);
-/* Set it instead (tests). */
+/* The answer from the decisions for n sizes, smallest first: the first
+ * size where sendfile pays and pays at the next size too (or is the
+ * last), else UINT64_MAX (tests). */
+uint64_t rpc_sendfile_from_model(const uint32_t *sizes, const bool *pays,
+                                 size_t n);
+/* Set it instead (tests): a size (0 for none), or from a page or none. */
+void rpc_sendfile_from_set(uint64_t size);
 void rpc_sendfile_pays_set(bool v);
 
 #endif

@@ -1,20 +1,24 @@
-/* Whether sendfile pays for page-sized pieces of a reply: see rpc.h.
+/* From which piece size sendfile pays for a reply's pieces: see rpc.h.
  *
  * Why measured and not fixed: a READ_PLUS reply of a file alternating
- * 4 KiB of data and of hole is a header and a page, again and again.
- * Copied, each page is read into the reply and copied again into the
- * socket; by sendfile, the page cache's page goes to the socket, for a
- * system call per page. Which costs less depends on the CPU by a factor
- * of three (bench/results/stop25/sendab.c, 128 KiB replies of 4 KiB
- * pieces over loopback): on a 2-CPU VM host 37-46 us copied against
- * 49-63 us by sendfile; in the QEMU guest, whose emulated CPU copies at
- * about 0.5 GB/s, 1210-1330 us against 684-771 us. In that guest snfsd
- * read mixed-4d with dd iflag=direct 1.4x and buffered 1.25x faster by
- * sendfile from 4 KiB on (bench/results/stop26). So the server sends a
- * reply of such pieces both ways over a loopback connection once, at
- * start, through the same code that sends replies (rpc_send_stream). */
+ * 4 KiB of data and of hole is a header and a page, again and again; a
+ * READ reply is a header and one piece of up to 1 MiB. Copied, each
+ * piece is read into the reply and copied again into the socket; by
+ * sendfile, the page cache's pages go to the socket, for a system call
+ * per piece. Which costs less depends on the CPU and on the piece's size
+ * (bench/results/stop25/sendab.c, 128 KiB replies of 4 KiB pieces over
+ * loopback): on a 2-CPU VM host 37-46 us copied against 49-63 us by
+ * sendfile; in the QEMU guest, whose emulated CPU copies at about
+ * 0.5 GB/s, 1210-1330 us against 684-771 us. On that host, though,
+ * pieces of 32 KiB and more go faster by sendfile, and a 1 MiB READ of a
+ * cached file 1.5-2x faster (bench/results/stop29). So the server sends
+ * replies of pieces of a page up to 1 MiB both ways over a loopback
+ * connection once, at start, through the same code that sends replies
+ * (rpc_send_stream), and sends by sendfile from the smallest size that
+ * wins, and the next size up too. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -31,20 +35,45 @@
 #include "rpc/rpc_int.h"
 #include "util/log.h"
 
-#define CAL_PIECES 16   /* pieces of a page, a hole after each */
-#define CAL_PIECE 4096u /* the seed's smallest segment, and a page */
-#define CAL_HDR 20u     /* a READ_PLUS segment header and more */
-#define CAL_ROUNDS 10   /* the fastest of these counts (noise only adds) */
+#define CAL_HDR 20u   /* a READ_PLUS segment header and more */
+#define CAL_ROUNDS 10 /* the fastest of these counts (noise only adds) */
 /* sendfile must win by this much: a noisy host that times the two ways
  * even keeps copies, which cost no descriptor per queued reply. */
 #define CAL_MARGIN 0.8
+/* Piece sizes timed, smallest first: the seed's smallest segment (a
+ * page) up to a whole 1 MiB READ. */
+static const uint32_t cal_sizes[] = {4u << 10,   8u << 10,   16u << 10,
+                                     32u << 10,  64u << 10,  128u << 10,
+                                     256u << 10, 1024u << 10};
+#define CAL_NSIZES (sizeof(cal_sizes) / sizeof(cal_sizes[0]))
+#define CAL_FILE (4u << 20) /* room for the widest reply's pieces and holes */
 
-static _Atomic int pays = -1; /* -1 not known yet, 0 or 1 */
-static pthread_once_t pays_once = PTHREAD_ONCE_INIT;
+/* The pieces of one timed reply of size-byte pieces: 16 small ones,
+ * fewer large ones (half a MiB of data, two at least). */
+static unsigned cal_pieces(uint32_t size)
+{
+	unsigned n = (512u << 10) / size;
+
+	return n > 16 ? 16 : n < 2 ? 2 : n;
+}
+
+/* 0 not known yet, else the piece size from which sendfile pays, or
+ * UINT64_MAX for none. */
+static _Atomic uint64_t from;
+static pthread_once_t from_once = PTHREAD_ONCE_INIT;
 
 bool rpc_sendfile_pays_model(double t_copy, double t_sendfile)
 {
 	return t_copy > 0 && t_sendfile > 0 && t_sendfile < CAL_MARGIN * t_copy;
+}
+
+uint64_t rpc_sendfile_from_model(const uint32_t *sizes, const bool *pays,
+                                 size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pays[i] && (i + 1 == n || pays[i + 1]))
+			return sizes[i];
+	return UINT64_MAX;
 }
 
 static double now_ns(void)
@@ -119,47 +148,48 @@ static int send_whole(int sock, const struct xdr_out *x)
 }
 
 /* The reply the way the server sends a copied READ_PLUS: a header, then
- * a page read into place (a read per piece), for every piece. */
-static int put_copied(struct xdr_out *x, int fd)
+ * a piece read into place (a read per piece), for every piece. */
+static int put_copied(struct xdr_out *x, int fd, uint32_t size, unsigned n)
 {
-	for (unsigned i = 0; i < CAL_PIECES; i++) {
-		uint8_t *p = xdr_put_reserve(x, CAL_HDR + CAL_PIECE);
-		struct iovec v = {p + CAL_HDR, CAL_PIECE};
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = xdr_put_reserve(x, CAL_HDR + size);
+		struct iovec v = {p + CAL_HDR, size};
 
 		if (!p)
 			return -1;
 		memset(p, 0, CAL_HDR);
-		if (preadv2(fd, &v, 1, (off_t)(2 * i * CAL_PIECE), 0) !=
-		    (ssize_t)CAL_PIECE)
+		if (preadv2(fd, &v, 1, (off_t)(2 * i * (uint64_t)size), 0) !=
+		    (ssize_t)size)
 			return -1;
 	}
 	return 0;
 }
 
-/* The same reply with the pages as file parts, sent by sendfile. */
-static int put_parts(struct xdr_out *x)
+/* The same reply with the pieces as file parts, sent by sendfile. */
+static int put_parts(struct xdr_out *x, uint32_t size, unsigned n)
 {
-	for (unsigned i = 0; i < CAL_PIECES; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		uint8_t *p = xdr_put_reserve(x, CAL_HDR);
 
 		if (!p)
 			return -1;
 		memset(p, 0, CAL_HDR);
-		if (!xdr_put_file_as(x, 2 * i * CAL_PIECE, CAL_PIECE, false))
+		if (!xdr_put_file_as(x, 2 * i * (uint64_t)size, size, false))
 			return -1;
 	}
 	return 0;
 }
 
 /* One reply of either way built and sent; its time in ns, or -1. */
-static double time_one(int sock, int fd, bool sendfile_way)
+static double time_one(int sock, int fd, uint32_t size, bool sendfile_way)
 {
+	unsigned n = cal_pieces(size);
+	size_t cap = n * (CAL_HDR + (size_t)size) + 64;
 	struct xdr_out x;
 	double t0, t;
 	int dup_fd = -1, rc;
 
-	if (xdr_out_init(&x, CAL_PIECES * (CAL_HDR + CAL_PIECE) + 64,
-	                 1u << 20) != 0)
+	if (xdr_out_init(&x, cap, cap) != 0)
 		return -1;
 	t0 = now_ns();
 	if (sendfile_way) {
@@ -171,9 +201,9 @@ static double time_one(int sock, int fd, bool sendfile_way)
 			xdr_out_free(&x);
 			return -1;
 		}
-		rc = put_parts(&x);
+		rc = put_parts(&x, size, n);
 	} else {
-		rc = put_copied(&x, fd);
+		rc = put_copied(&x, fd, size, n);
 	}
 	if (rc == 0)
 		rc = send_whole(sock, &x);
@@ -183,12 +213,13 @@ static double time_one(int sock, int fd, bool sendfile_way)
 }
 
 /* The fastest of CAL_ROUNDS of each way, in turn. 0 or -1. */
-static int time_both(int sock, int fd, double *t_copy, double *t_sf)
+static int time_both(int sock, int fd, uint32_t size, double *t_copy,
+                     double *t_sf)
 {
 	*t_copy = *t_sf = 1e18;
 	for (int r = 0; r < CAL_ROUNDS; r++) {
-		double c = time_one(sock, fd, false);
-		double s = time_one(sock, fd, true);
+		double c = time_one(sock, fd, size, false);
+		double s = time_one(sock, fd, size, true);
 
 		if (c < 0 || s < 0)
 			return -1;
@@ -200,15 +231,14 @@ static int time_both(int sock, int fd, double *t_copy, double *t_sf)
 	return 0;
 }
 
-/* A memfd of 2 * CAL_PIECES pages (in memory, as cached pages are), or -1. */
+/* A memfd of CAL_FILE bytes (in memory, as cached pages are), or -1. */
 static int make_file(void)
 {
-	const size_t span = 2u * CAL_PIECES * CAL_PIECE;
-	uint8_t *buf = malloc(span);
+	uint8_t *buf = malloc(CAL_FILE);
 	int fd = memfd_create("snfsd-sendcal", MFD_CLOEXEC);
 
-	if (fd >= 0 && (!buf || (memset(buf, 0x5a, span),
-	                         pwrite(fd, buf, span, 0) != (ssize_t)span))) {
+	if (fd >= 0 && (!buf || (memset(buf, 0x5a, CAL_FILE),
+	                         pwrite(fd, buf, CAL_FILE, 0) != CAL_FILE))) {
 		close(fd);
 		fd = -1;
 	}
@@ -216,29 +246,55 @@ static int make_file(void)
 	return fd;
 }
 
-/* 1 sendfile pays, 0 not, -1 not timed (no loopback, no memfd). */
-static int calibrate(void)
+/* Each size in turn, smallest first, until the model can answer: two
+ * sizes in a row where sendfile pays (one alone may be noise), or all
+ * timed. Then the first of the two, or UINT64_MAX. 0: not timed. */
+static uint64_t time_sizes(int sock, int fd)
 {
-	int fd = make_file(), tx = -1, rx = -1, out = -1;
-	double t_copy = 0, t_sf = 0;
+	bool pays[CAL_NSIZES] = {false};
+	double t_copy, t_sf;
+	size_t i;
+
+	for (i = 0; i < CAL_NSIZES; i++) {
+		if (time_both(sock, fd, cal_sizes[i], &t_copy, &t_sf) != 0)
+			return 0;
+		pays[i] = rpc_sendfile_pays_model(t_copy, t_sf);
+		log_debug("sendfile: a reply of %u pieces of %u KiB copied "
+		          "%.1f us, by sendfile %.1f us",
+		          cal_pieces(cal_sizes[i]), cal_sizes[i] >> 10,
+		          t_copy / 1e3, t_sf / 1e3);
+		if (i > 0 && pays[i] && pays[i - 1])
+			break;
+	}
+	return rpc_sendfile_from_model(cal_sizes, pays,
+	                               i < CAL_NSIZES ? i + 1 : CAL_NSIZES);
+}
+
+/* The size from which sendfile pays, UINT64_MAX for none, 0 if it could
+ * not be timed (no loopback, no memfd). */
+static uint64_t calibrate(void)
+{
+	int fd = make_file(), tx = -1, rx = -1;
+	uint64_t out = 0;
 	pthread_t th;
 
 	if (fd < 0 || tcp_pair(&tx, &rx) != 0)
 		goto out;
 	if (pthread_create(&th, NULL, drain, &rx) != 0)
 		goto out;
-	if (time_both(tx, fd, &t_copy, &t_sf) == 0)
-		out = rpc_sendfile_pays_model(t_copy, t_sf);
+	out = time_sizes(tx, fd);
 	shutdown(tx, SHUT_WR);
 	pthread_join(th, NULL);
-	if (out >= 0)
-		log_info("sendfile: a reply of %d 4 KiB pieces copied %.1f us, "
-		         "by sendfile %.1f us: zerocopy=auto %s",
-		         CAL_PIECES, t_copy / 1e3, t_sf / 1e3,
-		         out ? "sends pieces of 4 KiB and more by sendfile"
-		             : "copies");
+	if (out == UINT64_MAX)
+		log_info("sendfile: slower than copying for pieces of every "
+		         "size up to %u KiB: zerocopy=auto copies",
+		         cal_sizes[CAL_NSIZES - 1] >> 10);
+	else if (out)
+		log_info("sendfile: faster than copying from pieces of %" PRIu64
+		         " KiB: zerocopy=auto sends those by sendfile",
+		         out >> 10);
 out:
-	if (out < 0)
+	if (!out)
 		log_warn("sendfile: could not time it; zerocopy=auto copies");
 	if (tx >= 0)
 		close(tx);
@@ -246,37 +302,55 @@ out:
 		close(rx);
 	if (fd >= 0)
 		close(fd);
-	return out;
+	return out ? out : UINT64_MAX;
 }
 
-static void pays_init(void)
+/* SNFSD_SENDFILE_PAYS: 0 (never), 1 (from a page) or a size in bytes;
+ * anything else is timed. */
+static void from_init(void)
 {
 	const char *env = getenv("SNFSD_SENDFILE_PAYS");
-	int v;
+	char *end;
+	unsigned long long v;
 
-	if (atomic_load(&pays) >= 0)
+	if (atomic_load(&from) != 0)
 		return; /* set before anything asked (tests) */
-	if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) {
-		atomic_store(&pays, env[0] == '1');
-		return;
+	if (env && *env) {
+		errno = 0;
+		v = strtoull(env, &end, 10);
+		if (!errno && !*end && env[0] != '-') {
+			atomic_store(&from, v == 0   ? UINT64_MAX
+			                    : v == 1 ? (uint64_t)cal_sizes[0]
+			                             : (uint64_t)v);
+			return;
+		}
+		log_warn("SNFSD_SENDFILE_PAYS=%s: not 0, 1 or a size; measuring",
+		         env);
 	}
-	if (env && *env)
-		log_warn("SNFSD_SENDFILE_PAYS=%s: not 0 or 1; measuring", env);
-	v = calibrate();
-	atomic_store(&pays, v > 0);
+	atomic_store(&from, calibrate());
+}
+
+uint64_t rpc_sendfile_from(void)
+{
+	uint64_t v = atomic_load_explicit(&from, memory_order_relaxed);
+
+	if (v)
+		return v;
+	pthread_once(&from_once, from_init);
+	return atomic_load(&from);
 }
 
 bool rpc_sendfile_pays(void)
 {
-	int v = atomic_load_explicit(&pays, memory_order_relaxed);
+	return rpc_sendfile_from() <= cal_sizes[0];
+}
 
-	if (v >= 0)
-		return v;
-	pthread_once(&pays_once, pays_init);
-	return atomic_load(&pays) > 0;
+void rpc_sendfile_from_set(uint64_t size)
+{
+	atomic_store(&from, size ? size : UINT64_MAX);
 }
 
 void rpc_sendfile_pays_set(bool v)
 {
-	atomic_store(&pays, v);
+	rpc_sendfile_from_set(v ? cal_sizes[0] : UINT64_MAX);
 }

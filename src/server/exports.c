@@ -89,18 +89,19 @@ static const char *origin_str(const struct origin *o, char *buf, size_t n)
 
 /* ---- options ---- */
 
-/* zerocopy=auto and no_mapped by default. Where sendfile per page costs
- * more than copying the page (a real CPU: rpc_sendfile_pays), zerocopy
- * and mapped make READ faster than READ_PLUS can be on 4 KiB-segment
- * files, whose small pieces neither suits (sendfile per piece costs more
- * than a copy; a mapping of a sparse range saves half a reply's copy and
- * pays its faults and unmap), and READ_PLUS must be the faster one there
- * (issue 5's 0.6x READ). Measured on this host's loopback:
- * bench/results/sparse.md (snfsd vs snfsd-nozc rows); stop 25
- * (doc/HACKING.md): mapped READ of 1 MiB calls 10-30% faster, READ_PLUS
- * of mixed-4d no faster in wall time. Where copies are dear (the emulated
- * guest) sendfile wins for both from a page up, and auto takes it
- * (bench/results/stop26). */
+/* zerocopy=auto and no_mapped by default. auto sends by sendfile the
+ * pieces of a reply from the size where that beats copying them here
+ * (rpc_sendfile_from, timed at start): in the emulated guest from a page
+ * up; on a 2-CPU VM host from 32-64 KiB, so READ of cached files goes by
+ * sendfile (1.5-2x faster than copied, bench/results/stop29) while the
+ * 4-16 KiB pieces of a sparse READ_PLUS reply are copied, which costs
+ * less there than a sendfile each. Until stop 29 auto timed pieces of a
+ * page alone and copied everything on such a host, which kept READ
+ * slower than it could be. mapped stays off: a mapping of a sparse range
+ * saves half a reply's copy and pays its faults and unmap (stop 25,
+ * doc/HACKING.md: mapped READ of 1 MiB calls 10-30% faster than copied,
+ * READ_PLUS of mixed-4d no faster, and occasional 3x slow reads from
+ * its unmap's TLB shootdowns). */
 static const struct rule_opts file_defaults = {
     .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC | EXP_ZEROCOPY_AUTO |
              EXP_NO_MAPPED,

@@ -65,10 +65,9 @@ enum {
  * emulated CPU every copy is dear and sendfile may win at any size (the
  * option is there to measure and choose). */
 #define EXP_ZEROCOPY_MIN_DEFAULT (32u << 10)
-/* zerocopy=auto (the default) sends by sendfile only on a machine where
- * that beats copying for pieces of a page (rpc_sendfile_pays: timed at
- * start), and then from a page up, unless zerocopy_min says otherwise. */
-#define EXP_ZEROCOPY_MIN_AUTO (4u << 10)
+/* zerocopy=auto (the default) sends by sendfile the pieces from the size
+ * where that beats copying them on this machine (rpc_sendfile_from: timed
+ * at start), unless zerocopy_min says otherwise. */
 #define EXP_ZEROCOPY_MIN_UNSET UINT32_MAX
 
 /* With mapped, a READ or READ_PLUS covering mapped_min bytes or more

@@ -29,9 +29,11 @@ static uint64_t zerocopy_from(const struct export_rule *rule)
 	if (flags & EXP_NO_ZEROCOPY)
 		return UINT64_MAX;
 	if (flags & EXP_ZEROCOPY_AUTO) {
-		if (!rpc_sendfile_pays())
+		uint64_t from = rpc_sendfile_from();
+
+		if (from == UINT64_MAX)
 			return UINT64_MAX;
-		return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_AUTO;
+		return v != EXP_ZEROCOPY_MIN_UNSET ? v : from;
 	}
 	return v != EXP_ZEROCOPY_MIN_UNSET ? v : EXP_ZEROCOPY_MIN_DEFAULT;
 }

@@ -18,8 +18,9 @@ enum srv_inplace { SRV_COPY, SRV_MAPPED, SRV_SENDFILE };
 
 /* How a piece of len bytes goes, in a call asking for count bytes of the
  * file: by sendfile with zerocopy when len reaches zerocopy_min (32 KiB
- * unset), or with zerocopy=auto where sendfile pays on this machine
- * (rpc_sendfile_pays) when it reaches zerocopy_min (a page unset); else
+ * unset), or with zerocopy=auto when it reaches zerocopy_min or, unset,
+ * the size from which sendfile pays on this machine (rpc_sendfile_from,
+ * none where it never does); else
  * mapped unless no_mapped, when count reaches mapped_min (the mapping is
  * made once per reply, so the call's size decides, not the piece's);
  * else copied. Always copied without a backend giving descriptors. */
