@@ -394,8 +394,9 @@ P("")
 pol = [k for k in agg if k[1].startswith("min")]
 # the threshold snfsd gives this client unless the export sets one
 # (readplus_min_hole=auto: EXP_READPLUS_MIN_HOLE_LINUX in exports.h, or
-# EXP_READPLUS_MIN_HOLE_LINUX_ZC where zerocopy=auto found sendfile pays)
-zc = any(i.startswith("snfsd sendfile: ") and "by sendfile" in i.split(":")[-1] for i in info)
+# EXP_READPLUS_MIN_HOLE_LINUX_ZC where zerocopy=auto found sendfile pays
+# from a page)
+zc = any(i.startswith("snfsd sendfile: ") and "from pieces of 4 KiB:" in i for i in info)
 cur = "4096"
 try:
     cur = re.search(r"#define EXP_READPLUS_MIN_HOLE_LINUX%s (\d+)" % ("_ZC" if zc else ""),

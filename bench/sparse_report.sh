@@ -54,11 +54,11 @@ MD=$OUT/sparse.md
 			worst = 0; wf = ""
 			for (k in mn) {
 				split(k, a, "|")
-				if (a[1] != f || a[2] !~ /^mixed/ || a[4] != "snfsd-zc" || a[6] != "v4.2-READ_PLUS") continue
-				r = mn[k] / mn[f "|" a[2] "|warm|snfsd-zc|snfs|v4.1-READ"]
+				if (a[1] != f || a[2] !~ /^mixed/ || a[4] != "snfsd-copy" || a[6] != "v4.2-READ_PLUS") continue
+				r = mn[k] / mn[f "|" a[2] "|warm|snfsd-copy|snfs|v4.1-READ"]
 				if (r > worst) { worst = r; wf = a[2] }
 			}
-			if (wf != "") printf "- %s mixed, warm, zerocopy (both by sendfile): worst READ_PLUS/READ %.2f (%s)\n", f, worst, wf
+			if (wf != "") printf "- %s mixed, warm, no_zerocopy (both copied, the default here until stop 29): worst READ_PLUS/READ %.2f (%s)\n", f, worst, wf
 			for (c = 0; c < 2; c++) {
 				cache = c ? "cold" : "warm"
 				rp = f "|data|" cache "|snfsd|snfs|v4.2-READ_PLUS"; rd = f "|data|" cache "|snfsd|snfs|v4.1-READ"
@@ -87,7 +87,7 @@ MD=$OUT/sparse.md
 # (snfs cat, warm and cold), and ganesha's best READ.
 for fs in $(tail -n +2 "$CSV" | cut -d, -f1 | grep -v limits | sort -u); do
 	dat=$OUT/sparse-$fs.dat
-	awk -F, -v fs="$fs" 'NR > 1 && $1 == fs && $4 !~ /min|dz|zc/ {
+	awk -F, -v fs="$fs" 'NR > 1 && $1 == fs && $4 !~ /min|dz|zc|copy/ {
 		k = $2; files[k] = 1
 		if ($4 == "snfsd" && $5 == "snfs") v[k, $3 " " $6] = $8
 		# (k in g) first: reading g[k] would create it, empty, and no
