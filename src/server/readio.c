@@ -20,8 +20,7 @@
 #include "server/exports.h"
 #include "util/cachestat.h"
 
-/* The shortest piece sent by sendfile, or UINT64_MAX for none. */
-static uint64_t zerocopy_from(const struct export_rule *rule)
+uint64_t srv_sendfile_from(const struct export_rule *rule)
 {
 	uint32_t flags = rule ? rule->flags : 0;
 	uint32_t v = rule ? rule->zerocopy_min : EXP_ZEROCOPY_MIN_UNSET;
@@ -47,7 +46,7 @@ enum srv_inplace srv_inplace_how(const struct export *ex,
 
 	if (!ex->ops->read_ref)
 		return SRV_COPY;
-	if (len >= zerocopy_from(rule))
+	if (len >= srv_sendfile_from(rule))
 		return SRV_SENDFILE;
 	if (!(flags & EXP_NO_MAPPED) && count >= map_min)
 		return SRV_MAPPED;

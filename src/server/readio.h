@@ -16,6 +16,10 @@ struct export_rule;
 /* How data goes into a reply: read into its buffer, or in place. */
 enum srv_inplace { SRV_COPY, SRV_MAPPED, SRV_SENDFILE };
 
+/* The shortest piece sent by sendfile under the rule's zerocopy options,
+ * or UINT64_MAX for none (see srv_inplace_how). */
+uint64_t srv_sendfile_from(const struct export_rule *rule);
+
 /* How a piece of len bytes goes, in a call asking for count bytes of the
  * file: by sendfile with zerocopy when len reaches zerocopy_min (32 KiB
  * unset), or with zerocopy=auto when it reaches zerocopy_min or, unset,

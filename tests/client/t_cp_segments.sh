@@ -9,7 +9,10 @@ mkdir -p "$T_DIR/export" "$T_DIR/bin"
 cc -O2 -o "$T_DIR/bin/mkfiles" "$PEERS/mkfiles.c" || { notok "build mkfiles"; exit 1; }
 "$T_DIR/bin/mkfiles" seed "$T_DIR/export" 8 >/dev/null 2>&1
 P=$(free_port)
-check "snfsd starts" snfsd_start "$P" --no-portmap -e "$T_DIR/export:rw,insecure,no_root_squash"
+# readplus_min_hole=4k: every hole of a page or more a hole (by default
+# holes under the size from which sendfile pays go as zeros, v42.c
+# rp_min_hole; that export is read below)
+check "snfsd starts" snfsd_start "$P" --no-portmap -e "$T_DIR/export:rw,insecure,no_root_squash,readplus_min_hole=4k"
 for f in mixed-4d mixed-4h mixed-32d hole data; do
 	out=$("$SNFS" --stats cp -q "nfs://127.0.0.1:$P$T_DIR/export/$f?version=4.2" "$T_DIR/$f.copy" 2>&1 >/dev/null | tail -1)
 	check "cp $f: content equal" cmp -s "$T_DIR/export/$f" "$T_DIR/$f.copy"
@@ -33,6 +36,25 @@ for f in mixed-4d mixed-4h mixed-32d hole data; do
 	*) lim=$(((4 << 20) + 65536)) ;; # half of it is holes
 	esac
 	if [ -n "$rx" ] && [ "$rx" -le "$lim" ]; then ok "cp $f: $rx bytes received (at most $lim)"; else notok "cp $f: $rx bytes received (more than $lim)"; fi
+done
+snfsd_stop
+# The default export where sendfile pays only from 32 KiB (a real CPU):
+# 4 KiB holes go as zeros inside DATA, 32 KiB ones as holes; cp keeps
+# the holes of the target either way, and the bytes are the file's.
+P=$(free_port)
+SNFSD_SENDFILE_PAYS=32768 snfsd_start "$P" --no-portmap -e "$T_DIR/export:rw,insecure,no_root_squash"
+check "snfsd starts (default export, sendfile from 32 KiB)" snfsd_alive
+for f in mixed-4d mixed-32d; do
+	out=$("$SNFS" --stats cp -q "nfs://127.0.0.1:$P$T_DIR/export/$f?version=4.2" "$T_DIR/$f.copy2" 2>&1 >/dev/null | tail -1)
+	check "default, sendfile from 32 KiB, cp $f: content equal" cmp -s "$T_DIR/export/$f" "$T_DIR/$f.copy2"
+	rx=$(echo "$out" | sed -n 's/.* received=\([0-9]*\).*/\1/p')
+	if [ "$f" = mixed-4d ]; then
+		check "default, sendfile from 32 KiB, cp $f: 4 KiB holes as zeros ($rx bytes received)" test "${rx:-0}" -ge $((8 << 20))
+	else
+		check "default, sendfile from 32 KiB, cp $f: 32 KiB holes as holes ($rx bytes received)" test "${rx:-99999999}" -le $(((4 << 20) + 65536))
+	fi
+	check "default, sendfile from 32 KiB, cp $f: the copy is sparse" \
+		test "$(du -k "$T_DIR/$f.copy2" | cut -f1)" -lt 8192
 done
 snfsd_stop
 check_no_sanitizer_reports cp-segments

@@ -550,20 +550,34 @@ static int rp_encode_some(struct rp_state *r)
 
 /* The export's readplus_min_hole, or unset, the one for this client
  * (exports.h): for a Linux kernel client whose pages of data go by
- * sendfile here, wider (zeros cost the server nothing to send). */
+ * sendfile here, wider (zeros cost the server nothing to send). And
+ * where sendfile pays only from a larger piece (zerocopy=auto on a real
+ * CPU), no hole shorter than that piece: pieces between such holes
+ * would be copied one by one, which there costs more than sending the
+ * run with its holes as zeros by sendfile, as READ does, and READ_PLUS
+ * must not be slower than READ (bench/results/stop29: 4 and 8 KiB
+ * holes as holes 1.25-1.5x the READ time on a 2-CPU VM host, as zeros
+ * within its noise). */
+#define RP_MIN_HOLE_FROM_MAX (64u << 10) /* larger: holes too dear as zeros */
 static uint32_t rp_min_hole(const struct rp_state *r)
 {
 	const struct nfs4_compound *c = r->c;
 	uint32_t v = c->cfh.rule ? c->cfh.rule->readplus_min_hole
 	                         : EXP_READPLUS_MIN_HOLE_AUTO;
+	uint64_t from = srv_sendfile_from(c->cfh.rule);
 
 	if (v != EXP_READPLUS_MIN_HOLE_AUTO)
 		return v;
 	if (!c->client_linux)
-		return EXP_READPLUS_MIN_HOLE_DEFAULT;
-	if (rp_how(r, EXP_READPLUS_MIN_HOLE_LINUX) == SRV_SENDFILE)
-		return EXP_READPLUS_MIN_HOLE_LINUX_ZC;
-	return EXP_READPLUS_MIN_HOLE_LINUX;
+		v = EXP_READPLUS_MIN_HOLE_DEFAULT;
+	else if (rp_how(r, EXP_READPLUS_MIN_HOLE_LINUX) == SRV_SENDFILE)
+		v = EXP_READPLUS_MIN_HOLE_LINUX_ZC;
+	else
+		v = EXP_READPLUS_MIN_HOLE_LINUX;
+	if (from > v && from <= RP_MIN_HOLE_FROM_MAX &&
+	    rp_how(r, from) == SRV_SENDFILE)
+		v = (uint32_t)from;
+	return v;
 }
 
 static uint32_t read_plus(struct nfs4_compound *c, struct nfs4_stateid *sid,

@@ -12,6 +12,9 @@
 # unwritten space into data for lseek. On ext4 the files are read once
 # more through an export with mapped,zerocopy (data sent from a mapping
 # of the file, big pieces by sendfile: rpc/send.c), over NFSv4.2 and v3.
+# Both exports set readplus_min_hole=4k: every hole of a page or more a
+# hole (by default holes under the size from which sendfile pays go as
+# zeros: v42.c rp_min_hole).
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../../.." && pwd)}
 . "$ROOT/tests/lib.sh"
 SNFS=${SNFS:-$ROOT/build/asan/snfs}
@@ -111,7 +114,7 @@ for fs in xfs btrfs ext4; do
 		continue
 	fi
 	port=$(free_port)
-	snfsd_start "$port" --no-portmap -e "$mnt:rw,insecure,no_root_squash" ||
+	snfsd_start "$port" --no-portmap -e "$mnt:rw,insecure,no_root_squash,readplus_min_hole=4k" ||
 		{ notok "$fs: start snfsd"; continue; }
 	u="nfs://127.0.0.1:$port$mnt"
 	read_files
@@ -122,7 +125,7 @@ for fs in xfs btrfs ext4; do
 	if [ "$fs" = ext4 ]; then
 		port=$(free_port)
 		snfsd_start "$port" --no-portmap \
-			-e "$mnt:rw,insecure,no_root_squash,mapped,zerocopy" ||
+			-e "$mnt:rw,insecure,no_root_squash,mapped,zerocopy,readplus_min_hole=4k" ||
 			{ notok "$fs: start snfsd (mapped)"; continue; }
 		u="nfs://127.0.0.1:$port$mnt"
 		read_files "mapped: "

@@ -722,6 +722,38 @@ static void test_threshold_auto(void)
 	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 0, false);
 	CHECK(v.ok && v.exact && v.holes == FSIZE / 2,
 	      "min_hole unset, another implementation: 8 KiB holes as holes");
+	/* where sendfile pays only from 32 KiB, holes under that go as
+	 * zeros and the runs by sendfile; 32 KiB holes stay holes */
+	uint64_t from_was = rpc_sendfile_from();
+	rpc_sendfile_from_set(32768);
+	allow_files = true;
+	for (int i = 0; i < 4; i++) {
+		bool zeros = units[i] < 32768;
+		v = read_all(rpauto, names[i], &f[i], 1 << 20,
+		             zeros ? 32768 : 4096, false);
+		snprintf(msg, sizeof(msg),
+		         "min_hole unset, sendfile pays from 32 KiB: %s, %s "
+		         "(%u parts)",
+		         names[i],
+		         zeros ? "holes as zeros by sendfile"
+		               : "holes as HOLE segments",
+		         v.parts);
+		CHECK(v.ok && v.exact && v.parts > 0 &&
+		          v.holes == (zeros ? 0 : FSIZE / 2),
+		      msg);
+	}
+	rpc_sendfile_from_set(128 << 10);
+	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 4096, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
+	      "sendfile pays only from 128 KiB: 8 KiB holes as holes, copied "
+	      "(zeros that wide cost more than the copies)");
+	allow_files = false;
+	rpc_sendfile_from_set(32768);
+	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 4096, false);
+	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
+	      "sendfile pays from 32 KiB, a reply that cannot take a file: "
+	      "copied, 8 KiB holes as holes");
+	rpc_sendfile_from_set(from_was);
 	for (int i = 0; i < 4; i++)
 		free(f[i].content);
 }
