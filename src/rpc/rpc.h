@@ -224,9 +224,9 @@ uint64_t rpc_sendfile_from(void);
 bool rpc_sendfile_pays(void);
 /* The decision for one size from its two times (tests). */
 bool rpc_sendfile_pays_model(double t_copy, double t_sendfile);
-/* The answer from the decisions for n sizes, smallest first: the first
- * size where sendfile pays and pays at the next size too (or is the
- * last), else UINT64_MAX (tests). */
+/* The answer from the decisions for n sizes, smallest first: the
+ * smallest size from which sendfile pays at every size up, else
+ * UINT64_MAX (tests). */
 uint64_t rpc_sendfile_from_model(const uint32_t *sizes, const bool *pays,
                                  size_t n);
 /* Set it instead (tests): a size (0 for none), or from a page or none. */

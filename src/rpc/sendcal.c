@@ -14,8 +14,8 @@
  * cached file 1.5-2x faster (bench/results/stop29). So the server sends
  * replies of pieces of a page up to 1 MiB both ways over a loopback
  * connection once, at start, through the same code that sends replies
- * (rpc_send_stream), and sends by sendfile from the smallest size that
- * wins, and the next size up too. */
+ * (rpc_send_stream), three passes over all sizes, and sends by sendfile
+ * from the smallest size from which it wins at every size up. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -36,7 +36,8 @@
 #include "util/log.h"
 
 #define CAL_HDR 20u   /* a READ_PLUS segment header and more */
-#define CAL_ROUNDS 10 /* the fastest of these counts (noise only adds) */
+#define CAL_ROUNDS 3 /* the fastest of these counts (noise only adds) */
+#define CAL_PASSES 3 /* over all sizes; the median of their ratios counts */
 /* sendfile must win by this much: a noisy host that times the two ways
  * even keeps copies, which cost no descriptor per queued reply. */
 #define CAL_MARGIN 0.8
@@ -48,13 +49,16 @@ static const uint32_t cal_sizes[] = {4u << 10,   8u << 10,   16u << 10,
 #define CAL_NSIZES (sizeof(cal_sizes) / sizeof(cal_sizes[0]))
 #define CAL_FILE (4u << 20) /* room for the widest reply's pieces and holes */
 
-/* The pieces of one timed reply of size-byte pieces: 16 small ones,
- * fewer large ones (half a MiB of data, two at least). */
+/* The pieces of one timed reply of size-byte pieces: 1 MiB of data, as
+ * a full READ_PLUS reply of them carries (a reply that the socket's
+ * buffer takes whole times the sender alone, and sendfile came out ahead
+ * at 8 KiB, which end to end it is not), and two pieces at least. */
+#define CAL_REPLY (1u << 20)
 static unsigned cal_pieces(uint32_t size)
 {
-	unsigned n = (512u << 10) / size;
+	unsigned n = CAL_REPLY / size;
 
-	return n > 16 ? 16 : n < 2 ? 2 : n;
+	return n < 2 ? 2 : n;
 }
 
 /* 0 not known yet, else the piece size from which sendfile pays, or
@@ -70,10 +74,11 @@ bool rpc_sendfile_pays_model(double t_copy, double t_sendfile)
 uint64_t rpc_sendfile_from_model(const uint32_t *sizes, const bool *pays,
                                  size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (pays[i] && (i + 1 == n || pays[i + 1]))
-			return sizes[i];
-	return UINT64_MAX;
+	size_t i = n;
+
+	while (i > 0 && pays[i - 1])
+		i--;
+	return i < n ? sizes[i] : UINT64_MAX;
 }
 
 static double now_ns(void)
@@ -118,14 +123,23 @@ fail:
 	return -1;
 }
 
-/* The client: reads everything until the connection closes. */
+/* The client: reads everything until the connection closes, into a
+ * page-aligned 1 MiB buffer as a client reading 1 MiB replies would (a
+ * small one made the receiver the bottleneck, and the timing bimodal). */
 static void *drain(void *arg)
 {
 	int fd = *(int *)arg;
-	uint8_t sink[16 << 10];
+	uint8_t *sink = aligned_alloc(4096, CAL_REPLY);
+	uint8_t small[4096];
 
-	while (read(fd, sink, sizeof(sink)) > 0)
+	if (!sink) {
+		while (read(fd, small, sizeof(small)) > 0)
+			;
+		return NULL;
+	}
+	while (read(fd, sink, CAL_REPLY) > 0)
 		;
+	free(sink);
 	return NULL;
 }
 
@@ -246,28 +260,52 @@ static int make_file(void)
 	return fd;
 }
 
-/* Each size in turn, smallest first, until the model can answer: two
- * sizes in a row where sendfile pays (one alone may be noise), or all
- * timed. Then the first of the two, or UINT64_MAX. 0: not timed. */
+/* The middle of n values (n <= CAL_PASSES), sorted in place. */
+static double median(double *v, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Every size, CAL_PASSES passes over them all (the machine's moods come
+ * and go: on a 2-CPU VM one pass had sendfile at 8 KiB at 0.4x the copy,
+ * the next at 1.4x), the ratio sendfile/copy of each size the median of
+ * its passes. A first pass where sendfile wins at every size by half
+ * (an emulated CPU) needs no more. Then the model: the smallest size
+ * from which sendfile pays at every size up. 0: not timed. */
 static uint64_t time_sizes(int sock, int fd)
 {
-	bool pays[CAL_NSIZES] = {false};
+	double ratio[CAL_NSIZES][CAL_PASSES];
+	bool pays[CAL_NSIZES];
+	unsigned passes = 0;
 	double t_copy, t_sf;
-	size_t i;
 
-	for (i = 0; i < CAL_NSIZES; i++) {
-		if (time_both(sock, fd, cal_sizes[i], &t_copy, &t_sf) != 0)
-			return 0;
-		pays[i] = rpc_sendfile_pays_model(t_copy, t_sf);
-		log_debug("sendfile: a reply of %u pieces of %u KiB copied "
-		          "%.1f us, by sendfile %.1f us",
-		          cal_pieces(cal_sizes[i]), cal_sizes[i] >> 10,
-		          t_copy / 1e3, t_sf / 1e3);
-		if (i > 0 && pays[i] && pays[i - 1])
+	for (unsigned p = 0; p < CAL_PASSES; p++) {
+		bool clear = true;
+
+		for (size_t i = 0; i < CAL_NSIZES; i++) {
+			if (time_both(sock, fd, cal_sizes[i], &t_copy, &t_sf) !=
+			    0)
+				return 0;
+			ratio[i][p] = t_sf / t_copy;
+			clear = clear && ratio[i][p] < 0.5;
+			log_debug("sendfile: pass %u, a reply of %u pieces of "
+			          "%u KiB copied %.1f us, by sendfile %.1f us",
+			          p + 1, cal_pieces(cal_sizes[i]),
+			          cal_sizes[i] >> 10, t_copy / 1e3, t_sf / 1e3);
+		}
+		passes = p + 1;
+		if (clear)
 			break;
 	}
-	return rpc_sendfile_from_model(cal_sizes, pays,
-	                               i < CAL_NSIZES ? i + 1 : CAL_NSIZES);
+	for (size_t i = 0; i < CAL_NSIZES; i++)
+		pays[i] = rpc_sendfile_pays_model(1.0, median(ratio[i], passes));
+	return rpc_sendfile_from_model(cal_sizes, pays, CAL_NSIZES);
 }
 
 /* The size from which sendfile pays, UINT64_MAX for none, 0 if it could

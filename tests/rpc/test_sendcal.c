@@ -1,8 +1,8 @@
 /* rpc/sendcal: from which piece size sendfile pays. The decision for one
  * size from two times (sendfile must win by a margin, a tie keeps copies,
  * a time that could not be taken keeps copies); the answer from the
- * decisions per size (the first of two sizes in a row that pay, or the
- * largest alone); the real timing over loopback runs and gives an
+ * decisions per size (the smallest size from which every size up
+ * pays); the real timing over loopback runs and gives an
  * answer; SNFSD_SENDFILE_PAYS=0|1|size overrides it without timing, and
  * other values are ignored (timed instead). Each process answers once,
  * so the environment cases run in children. */
@@ -48,7 +48,7 @@ static void test_from_model(void)
 	CHECK(rpc_sendfile_from_model(sz, last, 5) == 65536,
 	      "only the largest size pays: that size");
 	CHECK(rpc_sendfile_from_model(sz, gap, 5) == UINT64_MAX,
-	      "no two sizes in a row: none");
+	      "the largest size does not pay: none");
 	CHECK(rpc_sendfile_from_model(sz, all, 0) == UINT64_MAX,
 	      "no sizes: none");
 }
