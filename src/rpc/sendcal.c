@@ -35,7 +35,7 @@
 #include "rpc/rpc_int.h"
 #include "util/log.h"
 
-#define CAL_HDR 20u   /* a READ_PLUS segment header and more */
+#define CAL_HDR 20u  /* a READ_PLUS segment header and more */
 #define CAL_ROUNDS 3 /* the fastest of these counts (noise only adds) */
 #define CAL_PASSES 3 /* over all sizes; the median of their ratios counts */
 /* sendfile must win by this much: a noisy host that times the two ways
@@ -129,17 +129,14 @@ fail:
 static void *drain(void *arg)
 {
 	int fd = *(int *)arg;
-	uint8_t *sink = aligned_alloc(4096, CAL_REPLY);
 	uint8_t small[4096];
+	uint8_t *big = aligned_alloc(4096, CAL_REPLY);
+	uint8_t *sink = big ? big : small;
+	size_t n = big ? CAL_REPLY : sizeof(small);
 
-	if (!sink) {
-		while (read(fd, small, sizeof(small)) > 0)
-			;
-		return NULL;
-	}
-	while (read(fd, sink, CAL_REPLY) > 0)
+	while (read(fd, sink, n) > 0)
 		;
-	free(sink);
+	free(big);
 	return NULL;
 }
 
@@ -304,7 +301,8 @@ static uint64_t time_sizes(int sock, int fd)
 			break;
 	}
 	for (size_t i = 0; i < CAL_NSIZES; i++)
-		pays[i] = rpc_sendfile_pays_model(1.0, median(ratio[i], passes));
+		pays[i] =
+		    rpc_sendfile_pays_model(1.0, median(ratio[i], passes));
 	return rpc_sendfile_from_model(cal_sizes, pays, CAL_NSIZES);
 }
 
@@ -362,8 +360,9 @@ static void from_init(void)
 			                             : (uint64_t)v);
 			return;
 		}
-		log_warn("SNFSD_SENDFILE_PAYS=%s: not 0, 1 or a size; measuring",
-		         env);
+		log_warn(
+		    "SNFSD_SENDFILE_PAYS=%s: not 0, 1 or a size; measuring",
+		    env);
 	}
 	atomic_store(&from, calibrate());
 }

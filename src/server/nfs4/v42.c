@@ -564,7 +564,7 @@ static uint32_t rp_min_hole(const struct rp_state *r)
 	const struct nfs4_compound *c = r->c;
 	uint32_t v = c->cfh.rule ? c->cfh.rule->readplus_min_hole
 	                         : EXP_READPLUS_MIN_HOLE_AUTO;
-	uint64_t from = srv_sendfile_from(c->cfh.rule);
+	uint64_t from;
 
 	if (v != EXP_READPLUS_MIN_HOLE_AUTO)
 		return v;
@@ -574,6 +574,7 @@ static uint32_t rp_min_hole(const struct rp_state *r)
 		v = EXP_READPLUS_MIN_HOLE_LINUX_ZC;
 	else
 		v = EXP_READPLUS_MIN_HOLE_LINUX;
+	from = srv_sendfile_from(c->cfh.rule);
 	if (from > v && from <= RP_MIN_HOLE_FROM_MAX &&
 	    rp_how(r, from) == SRV_SENDFILE)
 		v = (uint32_t)from;

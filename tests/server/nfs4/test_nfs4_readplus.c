@@ -630,6 +630,34 @@ static void test_threshold(void)
 	free(f.content);
 }
 
+/* test_threshold_auto's files: their data and holes alternate in units. */
+static const char *const thr_names[] = {"mixed-4d", "mixed-8d", "mixed-16h",
+                                        "mixed-32d"};
+static const uint64_t thr_units[] = {4096, 8192, 16384, 32768};
+
+/* Each of them read whole with min_hole unset and replies that may take
+ * the file (the caller sets what decides the threshold t): holes under t
+ * as zeros inside DATA, the others as HOLE segments, data in place. */
+static void check_zeros_under(const struct file *f, uint64_t t, const char *who)
+{
+	char msg[160];
+
+	for (int i = 0; i < 4; i++) {
+		bool zeros = thr_units[i] < t;
+		struct verdict v =
+		    read_all(rpauto, thr_names[i], &f[i], 1 << 20, t, false);
+
+		snprintf(
+		    msg, sizeof(msg), "min_hole unset, %s: %s, %s (%u parts)",
+		    who, thr_names[i],
+		    zeros ? "holes as zeros in DATA" : "holes as HOLE segments",
+		    v.parts);
+		CHECK(v.ok && v.exact && v.parts > 0 &&
+		          v.holes == (zeros ? 0 : FSIZE / 2),
+		      msg);
+	}
+}
+
 /* An export without readplus_min_hole: every hole a hole for most
  * clients, holes under EXP_READPLUS_MIN_HOLE_LINUX as zeros for the Linux
  * kernel client (by its EXCHANGE_ID implementation id); a number set on
@@ -637,24 +665,21 @@ static void test_threshold(void)
  * implementation. */
 static void test_threshold_auto(void)
 {
-	static const char *const names[] = {"mixed-4d", "mixed-8d", "mixed-16h",
-	                                    "mixed-32d"};
-	static const uint64_t units[] = {4096, 8192, 16384, 32768};
 	static struct file f[4], g;
 	char msg[160];
 	struct verdict v;
 
 	for (int i = 0; i < 4; i++) {
-		make_file(rpauto, names[i], FSIZE, units[i], i == 2, false,
-		          false);
-		load_file(rpauto, names[i], &f[i]);
+		make_file(rpauto, thr_names[i], FSIZE, thr_units[i], i == 2,
+		          false, false);
+		load_file(rpauto, thr_names[i], &f[i]);
 	}
 	for (int i = 0; i < 4; i++) {
-		v = read_all(rpauto, names[i], &f[i], 1 << 20, 0, false);
+		v = read_all(rpauto, thr_names[i], &f[i], 1 << 20, 0, false);
 		snprintf(msg, sizeof(msg),
 		         "min_hole unset, a client without an implementation "
 		         "id: %s, every hole a HOLE segment",
-		         names[i]);
+		         thr_names[i]);
 		CHECK(v.ok && v.exact && v.tiny == 0 && v.holes == FSIZE / 2,
 		      msg);
 	}
@@ -662,15 +687,16 @@ static void test_threshold_auto(void)
 	                      "Linux 6.12.95+deb12-amd64 #1 SMP x86_64") == 0,
 	      "a session as the Linux kernel client");
 	for (int i = 0; i < 4; i++) {
-		v = read_all(rpauto, names[i], &f[i], 1 << 20,
+		v = read_all(rpauto, thr_names[i], &f[i], 1 << 20,
 		             EXP_READPLUS_MIN_HOLE_LINUX, false);
 		snprintf(msg, sizeof(msg),
-		         "min_hole unset, the Linux client: %s, %s", names[i],
-		         units[i] < EXP_READPLUS_MIN_HOLE_LINUX
+		         "min_hole unset, the Linux client: %s, %s",
+		         thr_names[i],
+		         thr_units[i] < EXP_READPLUS_MIN_HOLE_LINUX
 		             ? "holes as zeros in DATA"
 		             : "holes as HOLE segments");
 		CHECK(v.ok && v.exact &&
-		          v.holes == (units[i] < EXP_READPLUS_MIN_HOLE_LINUX
+		          v.holes == (thr_units[i] < EXP_READPLUS_MIN_HOLE_LINUX
 		                          ? 0
 		                          : FSIZE / 2),
 		      msg);
@@ -679,21 +705,8 @@ static void test_threshold_auto(void)
 	bool was = rpc_sendfile_pays();
 	rpc_sendfile_pays_set(true);
 	allow_files = true;
-	for (int i = 0; i < 4; i++) {
-		bool zeros = units[i] < EXP_READPLUS_MIN_HOLE_LINUX_ZC;
-		v = read_all(rpauto, names[i], &f[i], 1 << 20,
-		             EXP_READPLUS_MIN_HOLE_LINUX_ZC, false);
-		snprintf(msg, sizeof(msg),
-		         "min_hole unset, the Linux client, sendfile pays: "
-		         "%s, %s (%u parts)",
-		         names[i],
-		         zeros ? "holes as zeros in DATA"
-		               : "holes as HOLE segments",
-		         v.parts);
-		CHECK(v.ok && v.exact && v.parts > 0 &&
-		          v.holes == (zeros ? 0 : FSIZE / 2),
-		      msg);
-	}
+	check_zeros_under(f, EXP_READPLUS_MIN_HOLE_LINUX_ZC,
+	                  "the Linux client, sendfile pays");
 	allow_files = false;
 	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20,
 	             EXP_READPLUS_MIN_HOLE_LINUX, false);
@@ -727,21 +740,7 @@ static void test_threshold_auto(void)
 	uint64_t from_was = rpc_sendfile_from();
 	rpc_sendfile_from_set(32768);
 	allow_files = true;
-	for (int i = 0; i < 4; i++) {
-		bool zeros = units[i] < 32768;
-		v = read_all(rpauto, names[i], &f[i], 1 << 20,
-		             zeros ? 32768 : 4096, false);
-		snprintf(msg, sizeof(msg),
-		         "min_hole unset, sendfile pays from 32 KiB: %s, %s "
-		         "(%u parts)",
-		         names[i],
-		         zeros ? "holes as zeros by sendfile"
-		               : "holes as HOLE segments",
-		         v.parts);
-		CHECK(v.ok && v.exact && v.parts > 0 &&
-		          v.holes == (zeros ? 0 : FSIZE / 2),
-		      msg);
-	}
+	check_zeros_under(f, 32768, "sendfile pays from 32 KiB");
 	rpc_sendfile_from_set(128 << 10);
 	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 4096, false);
 	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
