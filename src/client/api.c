@@ -684,8 +684,6 @@ ssize_t snfs_read_segments(struct snfs_file *f, void *buf, size_t count,
 	return n;
 }
 
-#define PIECES_BUF (16u << 20) /* NFSv3 snfs_read_pieces: per pread */
-
 ssize_t snfs_read_pieces(struct snfs_file *f, uint64_t off, size_t count,
                          snfs_pieces_fn fn, void *arg, bool *eof)
 {
@@ -693,46 +691,13 @@ ssize_t snfs_read_pieces(struct snfs_file *f, uint64_t off, size_t count,
 	ssize_t n;
 
 	*eof = false;
-	if (c->ops->read_pieces) {
-		int rc = pc_flush(f->pf, false);
-		if (rc < 0)
-			return fail_op(rc, "read");
+	int rc = pc_flush(f->pf, false);
+	if (rc < 0)
+		return fail_op(rc, "read");
+	n = c->ops->read_pieces(c, f, off, count, fn, arg, eof);
+	if (n == -EOPNOTSUPP) /* no READ_PLUS after all: READ now */
 		n = c->ops->read_pieces(c, f, off, count, fn, arg, eof);
-		if (n == -EOPNOTSUPP) /* no READ_PLUS after all: READ now */
-			n = c->ops->read_pieces(c, f, off, count, fn, arg, eof);
-		return n < 0 ? fail_op((int)n, "read") : n;
-	}
-	/* NFSv3: read through a buffer of our own, at most PIECES_BUF at a
-	 * time (a caller may ask for a whole file), and hand each on. */
-	size_t cap = count < PIECES_BUF ? (count ? count : 1) : PIECES_BUF;
-	uint8_t *buf;
-	size_t done = 0;
-	if (posix_memalign((void **)&buf, 4096, cap))
-		return snfs_fail(-ENOMEM, "read");
-	n = 0;
-	while (done < count) {
-		size_t want = count - done < cap ? count - done : cap;
-		n = snfs_pread(f, buf, want, off + done);
-		if (n <= 0)
-			break;
-		struct snfs_piece v = {off + done, (uint64_t)n, buf};
-		int rc = fn(arg, &v, 1);
-		if (rc < 0) {
-			n = rc;
-			break;
-		}
-		done += (size_t)n;
-		if ((size_t)n < want) {
-			*eof = true;
-			break;
-		}
-	}
-	free(buf);
-	if (n < 0 && done == 0)
-		return n;
-	if (n == 0 && done < count)
-		*eof = true;
-	return (ssize_t)done;
+	return n < 0 ? fail_op((int)n, "read") : n;
 }
 
 /* ---- names ---- */

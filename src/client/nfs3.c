@@ -13,6 +13,7 @@
 
 #include "client/mount3.h"
 #include "client/nfs3_xdr.h"
+#include "client/pagecache.h"
 
 #define ARGS_SMALL 1024
 
@@ -211,6 +212,147 @@ static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *req, void *buf,
 
 	memset(res, 0, sizeof(*res));
 	return rc < 0 ? rc : reply3(&rep, dec_read, &r);
+}
+
+/* ---- snfs_read_pieces ----
+ * READ calls of rsize each, PIECES_INFLIGHT outstanding, each reply's data
+ * handed on where it stands in the reply buffer: no copy (through the page
+ * cache, snfs_pread copied every byte into the caller's buffer, which made
+ * `snfs cat` over NFSv3 twice as slow as over NFSv4.1). Calls are sent in
+ * batches when half the window is free (one sendmsg, one wake-up of the
+ * server for the lot). Past the size the file is believed to have, calls
+ * go one at a time until a full reply shows it grew. The first short
+ * reply ends the read; the calls after it are only drained. */
+#define PIECES_INFLIGHT 16
+
+struct pieces3 {
+	struct snfs_ctx *c;
+	snfs_pieces_fn fn;
+	void *arg;
+	uint64_t off;
+	uint32_t count, got;
+	bool eof, have_attr;
+	struct snfs_stat attr;
+	int rc; /* fn's answer */
+};
+
+static void dec_read_pieces(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct pieces3 *r = out;
+	const uint8_t *p;
+	uint32_t n, dlen;
+
+	if (!nfs3_get_post_attr(x, &r->attr, &r->have_attr) || s != 0)
+		return;
+	xdr_get_u32(x, &n);
+	xdr_get_bool(x, &r->eof);
+	/* Trust neither count: the data must fit what we asked. */
+	if (!xdr_get_opaque_ref(x, &p, &dlen, r->count) || x->err)
+		return;
+	r->got = dlen;
+	counter_add(&r->c->stats.read_bytes, dlen);
+	if (dlen && r->fn) {
+		struct snfs_piece v = {r->off, dlen, p};
+		r->rc = r->fn(r->arg, &v, 1);
+	}
+}
+
+struct call3 {
+	struct rpc_req *req;
+	uint64_t off;
+	uint32_t count;
+};
+
+/* Wait for one READ and hand its data to fn (NULL: drain). */
+static int pieces_finish(struct snfs_ctx *c, const struct call3 *k,
+                         struct pieces3 *r)
+{
+	struct rpc_reply rep;
+	int rc = rpc_call_wait(c->rpc, k->req, &rep);
+
+	r->off = k->off;
+	r->count = k->count;
+	if (rc == 0)
+		rc = reply3(&rep, dec_read_pieces, r);
+	return rc < 0 ? rc : r->rc;
+}
+
+/* Start READs over [*next, end) until the window is full, held and sent
+ * together. */
+static int pieces_fill(struct snfs_ctx *c, const struct snfs_fh *fh,
+                       struct call3 *q, size_t head, size_t *tail,
+                       uint64_t *next, uint64_t end, uint64_t ahead)
+{
+	struct rpc_req *held[PIECES_INFLIGHT];
+	int nheld = 0, rc = 0;
+
+	while (*tail - head < PIECES_INFLIGHT && *next < end &&
+	       (*next < ahead || head == *tail)) {
+		uint32_t n =
+		    end - *next < c->rsize ? (uint32_t)(end - *next) : c->rsize;
+		struct xdr_out a;
+		struct call3 *k = &q[*tail % PIECES_INFLIGHT];
+		if (args3(&a, 0, fh) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		xdr_put_u64(&a, *next);
+		xdr_put_u32(&a, n);
+		rc = rpc_call_hold(c->rpc, NFS3_PROG, NFS3_VERS, C3_READ,
+		                   C3_READ, &a, &k->req);
+		if (rc < 0)
+			break;
+		k->off = *next;
+		k->count = n;
+		held[nheld++] = k->req;
+		++*tail;
+		*next += n;
+	}
+	if (nheld)
+		rpc_flush(c->rpc, held, nheld);
+	return rc;
+}
+
+static ssize_t nfs3_read_pieces(struct snfs_ctx *c, struct snfs_file *f,
+                                uint64_t off, size_t count, snfs_pieces_fn fn,
+                                void *arg, bool *eof)
+{
+	struct pc_file *pf = snfs_file_pc(f);
+	struct call3 q[PIECES_INFLIGHT];
+	size_t head = 0, tail = 0;
+	uint64_t next = off, end = off + count, covered = off;
+	uint64_t ahead = pc_size(pf);
+	bool stop = false;
+	int rc = 0;
+
+	*eof = false;
+	for (;;) {
+		if (rc == 0 && !stop && tail - head <= PIECES_INFLIGHT / 2)
+			rc = pieces_fill(c, &pf->fh, q, head, &tail, &next, end,
+			                 ahead);
+		if (head == tail)
+			break;
+		bool mine = rc == 0 && !stop;
+		struct pieces3 r = {.c = c, .fn = mine ? fn : NULL, .arg = arg};
+		int e = pieces_finish(c, &q[head++ % PIECES_INFLIGHT], &r);
+		if (!mine)
+			continue;
+		if (e < 0) {
+			rc = e;
+			continue;
+		}
+		covered = r.off + r.got;
+		*eof = r.eof;
+		stop = r.eof || r.got < r.count;
+		if (r.have_attr && r.attr.size > ahead)
+			ahead = r.attr.size;
+		if (!stop && covered >= ahead)
+			ahead = covered + (uint64_t)PIECES_INFLIGHT * c->rsize;
+	}
+	/* An error after some replies: return those; the next call sees it. */
+	if (rc < 0 && covered == off)
+		return rc;
+	return (ssize_t)(covered - off);
 }
 
 static int nfs3_write_start(struct snfs_ctx *c, const struct snfs_fh *fh,
@@ -521,6 +663,7 @@ const struct snfs_proto_ops snfs_nfs3_ops = {
     .link = nfs3_link,
     .readdir = nfs3_readdir,
     .statvfs = nfs3_statvfs,
+    .read_pieces = nfs3_read_pieces,
     /* NFSv3 has no SEEK, ALLOCATE, DEALLOCATE, COPY or READ_PLUS: the
      * API layer answers -EOPNOTSUPP or falls back. */
 };
