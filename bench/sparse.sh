@@ -12,7 +12,7 @@
 #  figures seconds (min, median of RUNS), MB/s, snfsd CPU seconds, and for
 #         snfsd v4.1/v4.2 the RPC count and reply bytes on the wire
 #         (nfs42probe, one run); the READ_PLUS tiny-hole policy
-#         (readplus_min_hole), detect_zeroes and no_zerocopy (READ and
+#         (readplus_min_hole), detect_zeroes and no_zerocopy,no_mapped (READ and
 #         READ_PLUS copied, not sent by sendfile) measured end to end; the
 #         physical limits (loopback TCP, cat from the page cache);
 #  kernel the Linux kernel client, snfsd vs knfsd in one QEMU guest
@@ -80,6 +80,14 @@ start_snfsd() { # DIR [extra export options]
 	sleep 0.7
 }
 
+# The file's pages out of the page cache. snfsd keeps a mapping of a file
+# it sends pieces of until 0.1 s unused (rpc/mapcache.c), and mapped
+# pages are not evicted: wait for it to go first.
+evict() { # file
+	sleep 0.25
+	./mkfiles evict "$1" >/dev/null
+}
+
 # One measured read: warm-up (warm) or evict (cold) before each of RUNS
 # runs. Prints "min median cpu_s" (snfsd CPU: median per run, else 0).
 measure() { # cache file cmd...
@@ -87,7 +95,7 @@ measure() { # cache file cmd...
 	shift 2
 	[[ $cache == warm ]] && { "$@" >/dev/null 2>&1 || true; }
 	for ((i = 0; i < RUNS; i++)); do
-		[[ $cache == cold ]] && ./mkfiles evict "$f" >/dev/null
+		[[ $cache == cold ]] && evict "$f"
 		c0=$([[ -n $SPID ]] && ticks "$SPID" || echo 0)
 		t0=$EPOCHREALTIME
 		"$@" >/dev/null 2>&1 || { echo "nan nan nan"; return; }
@@ -112,7 +120,7 @@ pair() { # cache fs file path w41 w42 (rpcs wire of each)
 	"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.2" >/dev/null 2>&1 || return 0
 	for ((i = 0; i < PAIR_RUNS; i++)); do
 		for v in 4.1 4.2; do
-			[[ $cache == cold ]] && ./mkfiles evict "$p" >/dev/null
+			[[ $cache == cold ]] && evict "$p"
 			c0=$(ticks "$SPID")
 			t0=$EPOCHREALTIME
 			"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=$v" >/dev/null 2>&1 || return 0
@@ -221,10 +229,11 @@ run_fs() { # fs files
 		r=$(measure warm "$mnt/$f" "$SNFS" cat "nfs://127.0.0.1:$SP$mnt/$f?version=4.2")
 		row $fs $f warm snfsd-dz snfs v4.2-READ_PLUS "$r" $(wire "$mnt" "$f" 2)
 	done
-	# Copies instead of sendfile (no_zerocopy; zerocopy=auto, the default,
-	# sends pieces from the size where sendfile pays here, timed at start):
-	# READ and READ_PLUS side by side with the default rows of this run.
-	start_snfsd "$mnt" no_zerocopy
+	# Copies instead of sendfile or a mapping (no_zerocopy,no_mapped;
+	# zerocopy=auto, the default, sends pieces from the size where
+	# sendfile pays here, timed at start, and smaller ones from a kept
+	# mapping): READ and READ_PLUS beside the default rows of this run.
+	start_snfsd "$mnt" no_zerocopy,no_mapped
 	for f in $files; do
 		[[ $f == mixed-* || $f == data ]] || continue
 		r=$(measure warm "$mnt/$f" "$SNFS" cat "nfs://127.0.0.1:$SP$mnt/$f?version=4.1")

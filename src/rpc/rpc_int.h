@@ -35,4 +35,22 @@ struct rpc_service {
  * when the connection is broken or a file part cannot be read. */
 ssize_t rpc_send_stream(int sock, const struct xdr_out *x, size_t off);
 
+/* A mapping of part of a file, kept across sends (mapcache.c): base maps
+ * the file from offset at on. */
+struct rpc_map {
+	const uint8_t *base;
+	uint64_t at;
+	int slot;
+};
+/* A kept mapping covering [lo, hi) of the file open at fd, referenced
+ * until rpc_map_put; false when none can be had (the range crosses a
+ * window, every slot is in use, the file cannot be mapped): map it for
+ * the one send then. */
+bool rpc_map_get(int fd, uint64_t lo, uint64_t hi, struct rpc_map *m);
+void rpc_map_put(const struct rpc_map *m);
+/* Tests: the mappings kept, and dropping the unreferenced ones now
+ * instead of after their idle time. */
+int rpc_map_live(void);
+void rpc_map_drop_idle(void);
+
 #endif

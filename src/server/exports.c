@@ -92,16 +92,15 @@ static const char *origin_str(const struct origin *o, char *buf, size_t n)
 /* zerocopy=auto and no_mapped by default. auto sends by sendfile the
  * pieces of a reply from the size where that beats copying them here
  * (rpc_sendfile_from, timed at start): in the emulated guest from a page
- * up; on a 2-CPU VM host from 32-64 KiB, so READ of cached files goes by
+ * up; on a 2-CPU VM host from 8-64 KiB, so READ of cached files goes by
  * sendfile (1.5-2x faster than copied, bench/results/stop29) while the
- * 4-16 KiB pieces of a sparse READ_PLUS reply are copied, which costs
- * less there than a sendfile each. Until stop 29 auto timed pieces of a
- * page alone and copied everything on such a host, which kept READ
- * slower than it could be. mapped stays off: a mapping of a sparse range
- * saves half a reply's copy and pays its faults and unmap (stop 25,
- * doc/HACKING.md: mapped READ of 1 MiB calls 10-30% faster than copied,
- * READ_PLUS of mixed-4d no faster, and occasional 3x slow reads from
- * its unmap's TLB shootdowns). */
+ * smaller pieces of a sparse READ_PLUS reply would be copied, so holes
+ * under that size go as zeros with the runs by sendfile (v42.c
+ * rp_min_hole). mapped sends those pieces from a mapping kept across
+ * replies (rpc/mapcache.c) and every hole from 8 KiB as a hole: a sixth
+ * less CPU in all and half the bytes on the wire for mixed-8d/16d, but
+ * over loopback here no less time, the server's one copy then being the
+ * longer side (bench/results/stop30), so it stays an option. */
 static const struct rule_opts file_defaults = {
     .flags = EXP_ROOT_SQUASH | EXP_SECURE | EXP_SYNC | EXP_ZEROCOPY_AUTO |
              EXP_NO_MAPPED,

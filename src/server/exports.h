@@ -28,7 +28,8 @@ enum {
 	EXP_NO_ZEROCOPY = 1 << 6,   /* READ data copied, never sendfile */
 	EXP_IDMAP_NAMES = 1 << 7,   /* NFSv4 owners as name@domain */
 	EXP_NO_MAPPED = 1 << 8,     /* READ data never sent from a mapping */
-	EXP_ZEROCOPY_AUTO = 1 << 9, /* zerocopy where sendfile pays (readio.h) */
+	EXP_ZEROCOPY_AUTO = 1
+	                    << 9, /* zerocopy where sendfile pays (readio.h) */
 };
 
 /* READ_PLUS sends holes shorter than readplus_min_hole as zeros inside
@@ -56,6 +57,15 @@ enum {
  * or within 3% of it everywhere, and keeps holes of 16 KiB and more on
  * the wire as holes. */
 #define EXP_READPLUS_MIN_HOLE_LINUX_ZC 16384
+/* Any client where pieces of data under the sendfile size go from a kept
+ * mapping (mapped, the default, with zerocopy=auto on a real CPU): holes
+ * under 8 KiB as zeros. Measured over loopback on a 2-CPU VM (1 GiB
+ * cached, snfs cat, bench/results/stop30): READ_PLUS/READ of mixed-16d
+ * 0.82-0.92 with every hole a hole against 0.91-1.2 with its holes as
+ * zeros, of mixed-8d 0.84 against 0.89-0.95; of mixed-4d 1.0-1.2 either
+ * way, where 4 KiB pieces from a mapping cost the server more per byte
+ * than the 4 KiB holes as zeros cost both sides. */
+#define EXP_READPLUS_MIN_HOLE_MAPPED 8192
 
 /* With zerocopy, pieces shorter than zerocopy_min are copied into the
  * reply: a sendfile (and the send of the header before it) per piece
@@ -72,13 +82,14 @@ enum {
 
 /* With mapped, a READ or READ_PLUS covering mapped_min bytes or more
  * sends the data it does not send by sendfile from a mapping of the file
- * (rpc/send.c): one copy instead of two, one system call for all pieces.
- * Below that the mapping's own cost (mmap, a fault per 64 KiB, munmap and
- * its TLB shootdown, an IPI that a VM pays dearly) is more than the copy
- * saves: measured on a 2-CPU VM, 1 GiB in READs of 32 KiB 7x slower
- * mapped, 128 KiB 14% slower, 256 KiB even, 512 KiB 18% faster
- * (doc/HACKING.md, stop 25). */
-#define EXP_MAPPED_MIN_DEFAULT (512u << 10)
+ * (rpc/send.c, kept across replies by rpc/mapcache.c): one copy instead
+ * of two, one system call for all pieces. Below that a lone small READ
+ * gains nothing: measured on a 2-CPU VM (bench/results/stop30), 256 MiB
+ * cached in READs of 4 KiB 14% slower mapped than copied, of 16 KiB
+ * even. (Until stop 30 a mapping was made per reply and a reply ending
+ * in a mapped part then waited in the socket, sent with MSG_MORE: READs
+ * of 32 KiB were 7x slower mapped, and the default was 512 KiB.) */
+#define EXP_MAPPED_MIN_DEFAULT (64u << 10)
 enum export_match_kind { MATCH_ANY, MATCH_ADDR, MATCH_CIDR, MATCH_NAME };
 
 struct export_rule {

@@ -52,8 +52,9 @@ int srv_read_inplace(struct xdr_out *x, const struct export *ex,
 
 /* Before pieces of [off, off + len) of x's file go in place one by one
  * (READ_PLUS DATA segments between holes): where the range is not all in
- * the page cache, start reading all of it now. Why: sendfile reads what
- * is missing as it goes, and pieces with gaps between them look random
+ * the page cache, start reading all of it now. Why: sendfile (or a
+ * mapping's faults) reads what is missing as it goes, and pieces with
+ * gaps between them look random
  * to the kernel's readahead, which then reads each piece on its own and
  * waits for it (cold mixed files in the guest, 4 KiB pieces: READ_PLUS
  * 1.6x READ, bench/results/stop26). The gaps' pages are read too (holes

@@ -5,13 +5,19 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -280,6 +286,118 @@ static void check_many_mapped(int file, const uint8_t *data)
 	xdr_out_free(&x);
 }
 
+/* A reply whose stream ends in a part leaves whole at once: nothing
+ * stays in the socket's queue unsent (it was sent with MSG_MORE when the
+ * part was mapped, and waited for the next reply: 4 KiB READs took 0.5
+ * ms each). */
+static void check_nothing_held(int file)
+{
+	for (int mapped = 0; mapped < 2; mapped++) {
+		struct xdr_out x;
+		int snd, rcv, unsent = -1;
+		bool ok = xdr_out_init(&x, 256, 1 << 20) == 0 &&
+		          tcp_pair(&snd, &rcv, 1 << 20, 1 << 20) == 0;
+
+		xdr_out_allow_file(&x);
+		ok = ok && xdr_out_take_file(&x, dup(file)) &&
+		     xdr_put_u32(&x, 7) &&
+		     xdr_put_file_as(&x, 8192, 4096, mapped);
+		ok = ok &&
+		     rpc_send_stream(snd, &x, 0) == (ssize_t)xdr_out_size(&x) &&
+		     ioctl(snd, SIOCOUTQNSD, &unsent) == 0;
+		CHECK(ok && unsent == 0,
+		      mapped ? "send: a reply ending in a mapped part is not "
+		               "held back"
+		             : "send: a reply ending in a sendfile part is not "
+		               "held back");
+		if (unsent != 0)
+			printf("# %d bytes held\n", unsent);
+		xdr_out_free(&x);
+		close(snd);
+		close(rcv);
+	}
+}
+
+/* Pages of file resident in the page cache, by a mapping of our own. */
+static size_t resident(int file, size_t len)
+{
+	unsigned char vec[FILE_SIZE / 4096 + 1];
+	size_t n = 0, pages = (len + 4095) / 4096;
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, file, 0);
+
+	if (p == MAP_FAILED || mincore(p, len, vec) != 0)
+		return SIZE_MAX;
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	munmap(p, len);
+	return n;
+}
+
+/* Mappings of file in this process (/proc/self/maps, by inode). */
+static int maps_of(int file)
+{
+	struct stat st;
+	char line[512];
+	int n = 0;
+	FILE *m = fopen("/proc/self/maps", "r");
+
+	if (!m || fstat(file, &st) != 0)
+		return -1;
+	while (fgets(line, sizeof(line), m)) {
+		unsigned long long ino = 0;
+		if (sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
+		    ino == (unsigned long long)st.st_ino)
+			n++;
+	}
+	fclose(m);
+	return n;
+}
+
+/* Mapped parts go from a mapping kept across sends (mapcache.c): the
+ * second reply reuses the first's; while it is kept its pages cannot be
+ * evicted, so unused it goes by itself (a sweeper thread). */
+static void check_kept_mapping(int file, const uint8_t *data)
+{
+	static uint8_t got[2 * 4096 + 8];
+	struct xdr_out x;
+	int calls, i;
+	bool ok = true;
+
+	rpc_map_drop_idle();
+	for (int round = 0; round < 2; round++) {
+		ok = ok && xdr_out_init(&x, 256, 1 << 20) == 0;
+		xdr_out_allow_file(&x);
+		ok = ok && xdr_out_take_file(&x, dup(file)) &&
+		     xdr_put_u32(&x, 1) &&
+		     xdr_put_file_as(&x, 4096, 4096, true) &&
+		     xdr_put_u32(&x, 2) &&
+		     xdr_put_file_as(&x, 65536, 4096, true);
+		ok = ok &&
+		     send_all(&x, got, sizeof(got), &calls) ==
+		         (ssize_t)sizeof(got) &&
+		     memcmp(got + 4, data + 4096, 4096) == 0 &&
+		     memcmp(got + 4104, data + 65536, 4096) == 0;
+		xdr_out_free(&x);
+		CHECK(ok && rpc_map_live() == 1 && maps_of(file) == 1,
+		      round ? "send: the next reply reuses the mapping"
+		            : "send: mapped parts leave a mapping kept");
+	}
+	/* Written, so flushed first: only clean pages are evicted. While
+	 * mapped, the pages sent stay (why the mapping must go). */
+	CHECK(fdatasync(file) == 0, "send: test file flushed");
+	CHECK(posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED) == 0 &&
+	          resident(file, FILE_SIZE) >= 2,
+	      "send: pages in a kept mapping are not evicted");
+	for (i = 0; i < 100 && rpc_map_live() > 0; i++) {
+		struct timespec ts = {0, 20 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	CHECK(rpc_map_live() == 0,
+	      "send: an unused mapping is removed within 2 s");
+	CHECK(maps_of(file) == 0,
+	      "send: then no mapping of the file is left in the process");
+}
+
 int main(void)
 {
 	static uint8_t data[FILE_SIZE], got[FILE_SIZE + 4096];
@@ -303,6 +421,8 @@ int main(void)
 	for (unsigned m = 0; m < 4; m++)
 		check_stream(file, data, m);
 	check_many_mapped(file, data);
+	check_nothing_held(file);
+	check_kept_mapping(file, data);
 
 	/* truncating to before a part drops it */
 	xdr_out_truncate(&x, 4 + 3 + 4);

@@ -286,9 +286,9 @@ static ssize_t rp_put_inplace(struct rp_state *r, uint64_t off, uint64_t len)
 		return -EAGAIN;
 	r->inplace = n > 0;
 	/* more pieces may follow this one: the range at once, not each
-	 * piece as sendfile gets to it (bounded by the reply's room, which
-	 * a sparse range's holes may far exceed) */
-	if (how == SRV_SENDFILE && r->end - off > len)
+	 * piece as sendfile or the mapping's faults get to it (bounded by
+	 * the reply's room, which a sparse range's holes may far exceed) */
+	if (r->end - off > len)
 		srv_inplace_prefetch(c->res, off,
 		                     r->end - off < r->room + len
 		                         ? r->end - off
@@ -552,12 +552,14 @@ static int rp_encode_some(struct rp_state *r)
  * (exports.h): for a Linux kernel client whose pages of data go by
  * sendfile here, wider (zeros cost the server nothing to send). And
  * where sendfile pays only from a larger piece (zerocopy=auto on a real
- * CPU), no hole shorter than that piece: pieces between such holes
- * would be copied one by one, which there costs more than sending the
- * run with its holes as zeros by sendfile, as READ does, and READ_PLUS
- * must not be slower than READ (bench/results/stop29: 4 and 8 KiB
- * holes as holes 1.25-1.5x the READ time on a 2-CPU VM host, as zeros
- * within its noise). */
+ * CPU) and smaller pieces would be copied one by one (no_mapped), no
+ * hole shorter than that piece: copying them costs more there than
+ * sending the run with its holes as zeros by sendfile, as READ does, and
+ * READ_PLUS must not be slower than READ (bench/results/stop29: 4 and 8
+ * KiB holes as holes 1.25-1.5x the READ time on a 2-CPU VM host, as
+ * zeros within its noise). From a kept mapping (mapped, the default)
+ * holes from 8 KiB go as holes and READ_PLUS beats READ on such files
+ * (EXP_READPLUS_MIN_HOLE_MAPPED). */
 #define RP_MIN_HOLE_FROM_MAX (64u << 10) /* larger: holes too dear as zeros */
 static uint32_t rp_min_hole(const struct rp_state *r)
 {
@@ -574,11 +576,18 @@ static uint32_t rp_min_hole(const struct rp_state *r)
 		v = EXP_READPLUS_MIN_HOLE_LINUX_ZC;
 	else
 		v = EXP_READPLUS_MIN_HOLE_LINUX;
+	/* Pieces under the sendfile size copied one by one cost more than
+	 * the holes between them sent as zeros, by sendfile, in one run;
+	 * from a mapping (all in one sendmsg) they cost less, but for the
+	 * smallest. */
 	from = srv_sendfile_from(c->cfh.rule);
-	if (from > v && from <= RP_MIN_HOLE_FROM_MAX &&
-	    rp_how(r, from) == SRV_SENDFILE)
-		v = (uint32_t)from;
-	return v;
+	if (from <= v || from > RP_MIN_HOLE_FROM_MAX ||
+	    rp_how(r, from) != SRV_SENDFILE)
+		return v;
+	if (rp_how(r, v) == SRV_COPY)
+		return (uint32_t)from;
+	return v < EXP_READPLUS_MIN_HOLE_MAPPED ? EXP_READPLUS_MIN_HOLE_MAPPED
+	                                        : v;
 }
 
 static uint32_t read_plus(struct nfs4_compound *c, struct nfs4_stateid *sid,

@@ -7,12 +7,15 @@
  *   rpdz detect_zeroes            allocated zero blocks sent as holes
  *   rpzc zerocopy,zerocopy_min=4k every data piece sent in place
  *   rpmap mapped (every hole)     data sent from a mapping in calls of
- *                                 mapped_min (512 KiB) or more
+ *                                 mapped_min (64 KiB) or more
  *   rpauto (no option)            by the client: 4096, or
  *                                 EXP_READPLUS_MIN_HOLE_LINUX for a
  *                                 session of a Linux kernel client;
- *                                 zerocopy=auto: pieces from 4 KiB in
- *                                 place where sendfile pays */
+ *                                 zerocopy=auto: pieces from the size
+ *                                 where sendfile pays by sendfile, the
+ *                                 smaller ones copied
+ *   rpmapauto mapped            as rpauto, the smaller pieces from a
+ *                                 mapping */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -409,7 +412,8 @@ static struct verdict read_all(const char *dir, const char *name,
 
 /* ---- tests ---- */
 
-static char rp0[96], rpbig[96], rpdz[96], rpauto[96], rpzc[96], rpmap[96];
+static char rp0[96], rpbig[96], rpdz[96], rpauto[96], rpzc[96], rpmap[96],
+    rpmapauto[96];
 
 static const struct shape {
 	const char *name;
@@ -510,7 +514,8 @@ static void test_zerocopy_min(void)
 
 /* zerocopy=auto (rpauto: no option): where sendfile pays every data
  * piece of a page or more goes in place, as zerocopy_min=4k; where it
- * does not, all are copied. The machine's own answer is set both ways. */
+ * does not, all are copied, or with mapped (rpmapauto) go from a
+ * mapping. The machine's own answer is set both ways. */
 static void test_zerocopy_auto(void)
 {
 	static const char *names[] = {"mixed-8d", "mixed-16h", "data"};
@@ -529,6 +534,12 @@ static void test_zerocopy_auto(void)
 		         "(%u parts)",
 		         names[i], v.parts);
 		CHECK(v.parts == 0, msg);
+		v = read_shape_inplace(rpmapauto, names[i], "mapped");
+		snprintf(msg, sizeof(msg),
+		         "zerocopy=auto, sendfile does not pay, mapped, %s: "
+		         "from a mapping (%u parts, %u mapped)",
+		         names[i], v.parts, v.mapped);
+		CHECK(v.parts > 0 && v.mapped == v.parts, msg);
 	}
 	rpc_sendfile_pays_set(was);
 }
@@ -555,8 +566,8 @@ static void test_mapped(void)
 		CHECK(v.parts > 0 && v.mapped == v.parts &&
 		          v.parts + 3 >= v.segs / 2,
 		      msg);
-		v = read_shape_count(rpmap, names[i], "mapped, 256 KiB calls",
-		                     262144);
+		v = read_shape_count(rpmap, names[i], "mapped, 32 KiB calls",
+		                     32768);
 		snprintf(msg, sizeof(msg),
 		         "mapped %s: calls under mapped_min copied (%u parts)",
 		         names[i], v.parts);
@@ -638,14 +649,15 @@ static const uint64_t thr_units[] = {4096, 8192, 16384, 32768};
 /* Each of them read whole with min_hole unset and replies that may take
  * the file (the caller sets what decides the threshold t): holes under t
  * as zeros inside DATA, the others as HOLE segments, data in place. */
-static void check_zeros_under(const struct file *f, uint64_t t, const char *who)
+static void check_zeros_under(const char *dir, const struct file *f, uint64_t t,
+                              const char *who)
 {
 	char msg[160];
 
 	for (int i = 0; i < 4; i++) {
 		bool zeros = thr_units[i] < t;
 		struct verdict v =
-		    read_all(rpauto, thr_names[i], &f[i], 1 << 20, t, false);
+		    read_all(dir, thr_names[i], &f[i], 1 << 20, t, false);
 
 		snprintf(
 		    msg, sizeof(msg), "min_hole unset, %s: %s, %s (%u parts)",
@@ -705,7 +717,7 @@ static void test_threshold_auto(void)
 	bool was = rpc_sendfile_pays();
 	rpc_sendfile_pays_set(true);
 	allow_files = true;
-	check_zeros_under(f, EXP_READPLUS_MIN_HOLE_LINUX_ZC,
+	check_zeros_under(rpauto, f, EXP_READPLUS_MIN_HOLE_LINUX_ZC,
 	                  "the Linux client, sendfile pays");
 	allow_files = false;
 	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20,
@@ -740,7 +752,7 @@ static void test_threshold_auto(void)
 	uint64_t from_was = rpc_sendfile_from();
 	rpc_sendfile_from_set(32768);
 	allow_files = true;
-	check_zeros_under(f, 32768, "sendfile pays from 32 KiB");
+	check_zeros_under(rpauto, f, 32768, "sendfile pays from 32 KiB");
 	rpc_sendfile_from_set(128 << 10);
 	v = read_all(rpauto, "mixed-8d", &f[1], 1 << 20, 4096, false);
 	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
@@ -752,6 +764,31 @@ static void test_threshold_auto(void)
 	CHECK(v.ok && v.exact && v.holes == FSIZE / 2 && v.parts == 0,
 	      "sendfile pays from 32 KiB, a reply that cannot take a file: "
 	      "copied, 8 KiB holes as holes");
+	/* with mapped (rpmapauto): holes under 8 KiB as zeros (the runs by
+	 * sendfile), the others as holes, the pieces between them under
+	 * 32 KiB from a mapping, the others by sendfile */
+	allow_files = true;
+	for (int i = 0; i < 4; i++) {
+		uint64_t u = thr_units[i];
+		bool zeros = u < EXP_READPLUS_MIN_HOLE_MAPPED;
+		free(f[i].content);
+		make_file(rpmapauto, thr_names[i], FSIZE, u, i == 2, false,
+		          false);
+		load_file(rpmapauto, thr_names[i], &f[i]);
+		v = read_all(rpmapauto, thr_names[i], &f[i], 1 << 20,
+		             EXP_READPLUS_MIN_HOLE_MAPPED, false);
+		snprintf(msg, sizeof(msg),
+		         "mapped, sendfile pays from 32 KiB: %s, holes as %s, "
+		         "data %s (%u parts, %u mapped)",
+		         thr_names[i], zeros ? "zeros" : "holes",
+		         !zeros && u < 32768 ? "mapped" : "by sendfile",
+		         v.parts, v.mapped);
+		CHECK(v.ok && v.exact && v.holes == (zeros ? 0 : FSIZE / 2) &&
+		          v.parts > 0 &&
+		          v.mapped == (!zeros && u < 32768 ? v.parts : 0),
+		      msg);
+	}
+	allow_files = false;
 	rpc_sendfile_from_set(from_was);
 	for (int i = 0; i < 4; i++)
 		free(f[i].content);
@@ -893,8 +930,9 @@ static void test_wide_count(void)
 
 static int setup(void)
 {
-	const char *specs[6];
-	char s0[200], s1[160], s2[160], s3[160], s4[200], s5[200], err[256];
+	const char *specs[7];
+	char s0[200], s1[160], s2[160], s3[160], s4[200], s5[200], s6[200];
+	char err[256];
 	struct export_table *t;
 	int rc;
 
@@ -909,6 +947,8 @@ static int setup(void)
 	mkdir(rpzc, 0755);
 	snprintf(rpmap, sizeof(rpmap), "%s/rpmap", base);
 	mkdir(rpmap, 0755);
+	snprintf(rpmapauto, sizeof(rpmapauto), "%s/rpmapauto", base);
+	mkdir(rpmapauto, 0755);
 	mkdir(rpauto, 0755);
 	mkdir(rp0, 0755);
 	mkdir(rpbig, 0755);
@@ -940,7 +980,10 @@ static int setup(void)
 	         "no_zerocopy",
 	         rpmap);
 	specs[5] = s5;
-	rc = exports_load(NULL, specs, 6, &t, err, sizeof(err));
+	snprintf(s6, sizeof(s6), "%s:rw,insecure,no_root_squash,mapped",
+	         rpmapauto);
+	specs[6] = s6;
+	rc = exports_load(NULL, specs, 7, &t, err, sizeof(err));
 	if (rc) {
 		printf("# exports_load: %s\n", err);
 		return rc;
@@ -995,9 +1038,9 @@ static void test_options(void)
 	snprintf(spec, sizeof(spec), "%s:rw", rp0);
 	CHECK(exports_load(NULL, specs, 1, &t, err, sizeof(err)) == 0 &&
 	          t->v[0].rules[0].mapped_min == EXP_MAPPED_MIN_DEFAULT &&
-	          EXP_MAPPED_MIN_DEFAULT == (512u << 10) &&
+	          EXP_MAPPED_MIN_DEFAULT == (64u << 10) &&
 	          (t->v[0].rules[0].flags & EXP_NO_MAPPED),
-	      "no_mapped by default, mapped_min 512 KiB");
+	      "no_mapped by default, mapped_min 64 KiB");
 	if (t)
 		exports_free(t);
 	snprintf(spec, sizeof(spec), "%s:mapped,mapped_min=1m", rp0);
