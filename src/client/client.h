@@ -132,8 +132,8 @@ struct snfs_proto_ops {
 	                         struct snfs_segment *segs, size_t max_segs,
 	                         size_t *nsegs, bool *eof);
 	/* Required: snfs_read_pieces (READ_PLUS, or READ where the server
-	 * has no READ_PLUS or over NFSv3). -EOPNOTSUPP: READ_PLUS just found missing, ask
-	 * again. */
+	 * has no READ_PLUS or over NFSv3). -EOPNOTSUPP: READ_PLUS just
+	 * found missing, ask again. */
 	ssize_t (*read_pieces)(struct snfs_ctx *c, struct snfs_file *f,
 	                       uint64_t off, size_t count, snfs_pieces_fn fn,
 	                       void *arg, bool *eof);
