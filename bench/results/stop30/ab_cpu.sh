@@ -12,6 +12,7 @@ for s in $SERVERS; do
 	port=$((port + 1)); P[$n]=$port; mkdir -p /tmp/cg/st$port
 	$bin --no-portmap -p $port -s /tmp/cg/st$port -e "$EXP:rw,insecure$opts" >/tmp/cg/s$port.log 2>&1 &
 	PID[$n]=$!
+	sleep 1 # one at a time: calibrations running together time each other
 done
 sleep 1.5
 ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
