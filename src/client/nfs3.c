@@ -185,22 +185,35 @@ struct read3 {
 	struct snfs_read_res *res;
 };
 
-static void dec_read(struct xdr_in *x, uint32_t s, void *out)
+/* READ3res after the status (section 3.3.6): attributes, eof and the
+ * data's length into res; returns where the data stands in the reply, or
+ * NULL for an error status or a malformed reply. */
+static const uint8_t *get_read3(struct snfs_ctx *c, struct xdr_in *x,
+                                uint32_t s, uint32_t count,
+                                struct snfs_read_res *res)
 {
-	struct read3 *r = out;
 	const uint8_t *p;
 	uint32_t n, dlen;
 
-	if (!nfs3_get_post_attr(x, &r->res->attr, &r->res->have_attr) || s != 0)
-		return;
+	if (!nfs3_get_post_attr(x, &res->attr, &res->have_attr) || s != 0)
+		return NULL;
 	xdr_get_u32(x, &n);
-	xdr_get_bool(x, &r->res->eof);
+	xdr_get_bool(x, &res->eof);
 	/* Trust neither count: the data must fit what we asked. */
-	if (xdr_get_opaque_ref(x, &p, &dlen, r->count) && !x->err) {
-		memcpy(r->buf, p, dlen);
-		r->res->count = dlen;
-		counter_add(&r->c->stats.read_bytes, dlen);
-	}
+	if (!xdr_get_opaque_ref(x, &p, &dlen, count) || x->err)
+		return NULL;
+	res->count = dlen;
+	counter_add(&c->stats.read_bytes, dlen);
+	return p;
+}
+
+static void dec_read(struct xdr_in *x, uint32_t s, void *out)
+{
+	struct read3 *r = out;
+	const uint8_t *p = get_read3(r->c, x, s, r->count, r->res);
+
+	if (p)
+		memcpy(r->buf, p, r->res->count);
 }
 
 static int nfs3_read_finish(struct snfs_ctx *c, struct rpc_req *req, void *buf,
@@ -230,29 +243,18 @@ struct pieces3 {
 	snfs_pieces_fn fn;
 	void *arg;
 	uint64_t off;
-	uint32_t count, got;
-	bool eof, have_attr;
-	struct snfs_stat attr;
+	uint32_t count;
+	struct snfs_read_res res;
 	int rc; /* fn's answer */
 };
 
 static void dec_read_pieces(struct xdr_in *x, uint32_t s, void *out)
 {
 	struct pieces3 *r = out;
-	const uint8_t *p;
-	uint32_t n, dlen;
+	const uint8_t *p = get_read3(r->c, x, s, r->count, &r->res);
 
-	if (!nfs3_get_post_attr(x, &r->attr, &r->have_attr) || s != 0)
-		return;
-	xdr_get_u32(x, &n);
-	xdr_get_bool(x, &r->eof);
-	/* Trust neither count: the data must fit what we asked. */
-	if (!xdr_get_opaque_ref(x, &p, &dlen, r->count) || x->err)
-		return;
-	r->got = dlen;
-	counter_add(&r->c->stats.read_bytes, dlen);
-	if (dlen && r->fn) {
-		struct snfs_piece v = {r->off, dlen, p};
+	if (p && r->res.count && r->fn) {
+		struct snfs_piece v = {r->off, r->res.count, p};
 		r->rc = r->fn(r->arg, &v, 1);
 	}
 }
@@ -341,11 +343,11 @@ static ssize_t nfs3_read_pieces(struct snfs_ctx *c, struct snfs_file *f,
 			rc = e;
 			continue;
 		}
-		covered = r.off + r.got;
-		*eof = r.eof;
-		stop = r.eof || r.got < r.count;
-		if (r.have_attr && r.attr.size > ahead)
-			ahead = r.attr.size;
+		covered = r.off + r.res.count;
+		*eof = r.res.eof;
+		stop = r.res.eof || r.res.count < r.count;
+		if (r.res.have_attr && r.res.attr.size > ahead)
+			ahead = r.res.attr.size;
 		if (!stop && covered >= ahead)
 			ahead = covered + (uint64_t)PIECES_INFLIGHT * c->rsize;
 	}

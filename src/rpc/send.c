@@ -133,10 +133,10 @@ static void advance(const struct xdr_out *x, uint32_t *k, bool *in_part,
  * POSIX_FADV_DONTNEED evict the pages again), or where none can be kept
  * from one made for this send alone. Only the bytes sent are touched, so
  * holes between the parts cost no fault. Nothing in user space reads the
- * mapping, so a part past the
- * file's end (cut short since) cannot raise SIGBUS: the kernel's copy
- * faults, sendmsg sends the chunks before it and fails with EFAULT at
- * the next, and that part then goes by sendfile (zeros past the end). */
+ * mapping, so a part past the file's end (cut short since) cannot raise
+ * SIGBUS: the kernel's copy faults, sendmsg sends the chunks before it
+ * and fails with EFAULT at the next, and that part then goes by sendfile
+ * (zeros past the end). */
 #define GATHER_IOV 256
 #define GATHER_SPAN (64u << 20)
 

@@ -557,8 +557,8 @@ static int rp_encode_some(struct rp_state *r)
  * sending the run with its holes as zeros by sendfile, as READ does, and
  * READ_PLUS must not be slower than READ (bench/results/stop29: 4 and 8
  * KiB holes as holes 1.25-1.5x the READ time on a 2-CPU VM host, as
- * zeros within its noise). From a kept mapping (mapped, the default)
- * holes from 8 KiB go as holes and READ_PLUS beats READ on such files
+ * zeros within its noise). From a kept mapping (the mapped option) they
+ * cost less, and holes from 8 KiB go as holes
  * (EXP_READPLUS_MIN_HOLE_MAPPED). */
 #define RP_MIN_HOLE_FROM_MAX (64u << 10) /* larger: holes too dear as zeros */
 static uint32_t rp_min_hole(const struct rp_state *r)
