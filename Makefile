@@ -7,8 +7,6 @@ CFLAGS_COMMON := -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Isrc -Iinclude
 CFLAGS ?= -O2
 ASAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS := -pthread
-# the server's backend reads READ_PLUS pieces by io_uring (readring.c)
-SRV_LIBS := -luring $(LDLIBS)
 
 B := build
 A := build/asan
@@ -47,9 +45,9 @@ $(A)/libsnfsd.a: $(patsubst %.c,$(A)/%.o,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
 $(B)/snfsd: $(B)/src/server/main.o $(B)/libsnfsd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(SRV_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(A)/snfsd: $(A)/src/server/main.o $(A)/libsnfsd.a
-	$(CC) $(ASAN_FLAGS) -o $@ $^ $(SRV_LIBS)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/libsnfs.a: $(patsubst %.c,$(B)/%.o,$(CLIENT_SRCS))
 	@rm -f $@; ar rcs $@ $^
@@ -85,9 +83,9 @@ $(A)/tests/client/%: $(A)/tests/client/%.o $(A)/libsnfs.a
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: $(B)/tests/%.o $(B)/libsnfsd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(SRV_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(A)/tests/%: $(A)/tests/%.o $(A)/libsnfsd.a
-	$(CC) $(ASAN_FLAGS) -o $@ $^ $(SRV_LIBS)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 # Debian packages the build and the tests need; installed once.
 deps:
@@ -160,14 +158,14 @@ $(FZ)/%.o: %.c
 $(FZ)/libsnfsd.a: $(patsubst %.c,$(FZ)/%.o,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 $(FZ)/fuzz_record: $(FZ)/tests/fuzz/fuzz_record.o $(FZ)/libsnfsd.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SRV_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 # libsnfs, instrumented the same way, for the client reply decoders.
 $(FZ)/libsnfs.a: $(patsubst %.c,$(FZ)/%.o,$(CLIENT_SRCS))
 	@rm -f $@; ar rcs $@ $^
 $(FZ)/fuzz_client_replies: $(FZ)/tests/fuzz/fuzz_client_replies.o $(FZ)/libsnfs.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(FZ)/fuzz_%: $(FZ)/tests/fuzz/fuzz_%.o $(FZ)/tests/fuzz/fuzz_srv.o $(FZ)/libsnfsd.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(SRV_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 # Keep the harness objects make would delete as intermediates.
 .PRECIOUS: $(FZ)/tests/fuzz/%.o

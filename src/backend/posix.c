@@ -791,10 +791,8 @@ static ssize_t pieces_read(int fd, const struct bk_piece *pc, int n,
 	 * read without waiting lost 20% on xfs). */
 	if (n == 1 || !pieces_cached(fd, pc, n))
 		return pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);
-	total = posix_ring_read(fd, pc, n, &i, &skip);
-	if (total == -ENOSYS)
-		total = pieces_spans(fd, pc, n, &i, &skip, posix_merge_gap(),
-		                     RWF_NOWAIT);
+	total =
+	    pieces_spans(fd, pc, n, &i, &skip, posix_merge_gap(), RWF_NOWAIT);
 	if (total < 0 || i == n || pc[i].off + skip >= size)
 		return total; /* done, failed, or the end of the file */
 	rest = pieces_spans(fd, pc, n, &i, &skip, GAP_SCRATCH, 0);

@@ -84,17 +84,6 @@ void posix_merge_gap_set(size_t gap);
 size_t posix_merge_gap_model(double t_pieces, double t_through, int n,
                              size_t piece);
 
-/* READ_PLUS pieces from the page cache by io_uring (readring.c): pc[0..n)
- * each read by a read of its own, all in one system call, none waiting
- * for the disk. Returns the bytes of the pieces read whole in order, with
- * *i the first piece not read whole and *skip its bytes read (*i == n:
- * all), or -ENOSYS where io_uring is off, missing or refused (nothing
- * read; preadv then). */
-ssize_t posix_ring_read(int fd, const struct bk_piece *pc, int n, int *i,
-                        size_t *skip);
-/* On unless SNFSD_READ_RING=0; tests take both ways. */
-void posix_ring_enable(bool on);
-
 /* setattr on an open object (posix_ns.c) */
 int posix_setattr_fd(struct bk_export *ex, const struct bk_cred *cr,
                      const struct bk_handle *h, int fd, const struct stat *st,

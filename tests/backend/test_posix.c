@@ -319,37 +319,28 @@ static bool resident(const char *rel, off_t off)
 	return v & 1;
 }
 
-/* The merge gap of this pass through test_read_pieces, in every name,
- * and whether cached pieces go by io_uring (readring.c) instead. */
+/* The merge gap of this pass through test_read_pieces, in every name. */
 static size_t pieces_gap;
-static bool pieces_ring;
 
 static const char *name(const char *how, const char *what)
 {
 	static char buf[160];
 
-	if (pieces_ring)
-		snprintf(buf, sizeof(buf), "read_pieces (io_uring)%s%s: %s",
-		         *how ? " " : "", how, what);
-	else
-		snprintf(buf, sizeof(buf),
-		         "read_pieces (gaps up to %zu read)%s%s: %s", pieces_gap,
-		         *how ? " " : "", how, what);
+	snprintf(buf, sizeof(buf), "read_pieces (gaps up to %zu read)%s%s: %s",
+	         pieces_gap, *how ? " " : "", how, what);
 	return buf;
 }
 
-/* read_pieces (READ_PLUS's data segments), cached pieces by io_uring
- * (ring) or by preadv with gaps up to gap read through (the server times
- * which way wins on its machine, so both are tested): the same bytes
- * whether the
+/* read_pieces (READ_PLUS's data segments), with cached gaps up to gap
+ * read through (the server times which way wins on its machine, so both
+ * are tested): the same bytes whether the
  * pages are cached (a read per group of pieces with gaps up to gap)
  * or not (one preadv over the span, the gaps into scratch, a new span
  * after a wide gap or a full iovec array), the end of the file cutting
  * it short, or a page gone from the cache in the middle of a group (the
  * read without waiting stops there, in a gap or in a piece, and the rest
  * goes by the span). */
-static void test_read_pieces(const struct bk_handle *root, size_t gap,
-                             bool ring)
+static void test_read_pieces(const struct bk_handle *root, size_t gap)
 {
 	char f[32], fp[48];
 	const size_t size = 300000; /* not a page multiple */
@@ -367,10 +358,8 @@ static void test_read_pieces(const struct bk_handle *root, size_t gap,
 	size_t w;
 
 	pieces_gap = gap;
-	pieces_ring = ring;
 	posix_merge_gap_set(gap);
-	posix_ring_enable(ring);
-	snprintf(f, sizeof(f), "pieces-%zu%s", gap, ring ? "-ring" : "");
+	snprintf(f, sizeof(f), "pieces-%zu", gap);
 	snprintf(fp, sizeof(fp), "%s-private", f);
 	for (size_t i = 0; i < size; i++)
 		file[i] = (uint8_t)(i * 7 + (i >> 12));
@@ -1460,10 +1449,9 @@ int main(int argc, char **argv)
 	test_basics(&root);
 	test_big_io(&root);
 	test_idle_close(&root);
-	test_read_pieces(&root, 0, false);
-	test_read_pieces(&root, 16384, false);
-	test_read_pieces(&root, POSIX_MERGE_GAP_MAX, false);
-	test_read_pieces(&root, 0, true);
+	test_read_pieces(&root, 0);
+	test_read_pieces(&root, 16384);
+	test_read_pieces(&root, POSIX_MERGE_GAP_MAX);
 	test_handles(&root);
 	test_names(&root);
 	test_exclusive(&root);
