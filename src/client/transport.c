@@ -304,6 +304,7 @@ static struct {
 	uint32_t nfree;
 	uint16_t free[ARENA_SLOTS]; /* a stack: the last freed, still warm */
 	bool populated[ARENA_SLOTS];
+	bool used[ARENA_SLOTS]; /* handed out: a second free is a bug */
 } arena;
 
 static size_t buf_cap(const uint8_t *p)
@@ -351,6 +352,7 @@ static uint8_t *arena_take(void)
 		raw = arena.base + (size_t)k * SLOT_SIZE;
 		populate = !arena.populated[k];
 		arena.populated[k] = true;
+		arena.used[k] = true;
 	}
 	pthread_mutex_unlock(&pool_lock);
 	/* one call instead of a fault per page; refused by kernels before
@@ -392,10 +394,21 @@ void rpc_buf_free(void *p)
 		return;
 	uint8_t *raw = (uint8_t *)p - BUF_HDR;
 	if (in_arena(raw)) {
+		size_t k = (size_t)(raw - arena.base) / SLOT_SIZE;
+
 		SLOT_POISON(raw, SLOT_SIZE);
 		pthread_mutex_lock(&pool_lock);
-		arena.free[arena.nfree++] =
-		    (uint16_t)((size_t)(raw - arena.base) / SLOT_SIZE);
+		/* as malloc does on a double free: two owners of one buffer
+		 * would corrupt replies silently */
+		if (!arena.used[k] || raw != arena.base + k * SLOT_SIZE) {
+			fprintf(stderr,
+			        "snfs: rpc_buf_free: %p freed twice or "
+			        "not from rpc_buf_alloc\n",
+			        p);
+			abort();
+		}
+		arena.used[k] = false;
+		arena.free[arena.nfree++] = (uint16_t)k;
 		pthread_mutex_unlock(&pool_lock);
 		return;
 	}

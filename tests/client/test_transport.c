@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,6 +208,19 @@ static void buffers(void)
 		y[900000 - 1] = 1;
 	rpc_buf_free(y);
 	rpc_buf_free(NULL);
+	/* a large buffer freed twice stops the process, as malloc's would */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint8_t *z = rpc_buf_alloc(700000);
+		rpc_buf_free(z);
+		rpc_buf_free(z);
+		_exit(0);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
+	          WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	      "buffers: a large one freed twice aborts");
 }
 
 int main(void)
