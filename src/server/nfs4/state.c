@@ -106,8 +106,6 @@ static void record_write(struct nfs4_server *st)
 	fclose(f);
 	if (rename(tmp, st->record_path))
 		unlink(tmp);
-	else
-		st->record_stale = false;
 }
 
 static void record_load(struct nfs4_server *st)
@@ -285,37 +283,10 @@ static void client_destroy(struct nfs4_server *st, struct nfs4_client *cl)
 		record_write(st);
 }
 
-/* A client that DESTROY_CLIENTID let go: it held no state (the op refuses
- * otherwise) and said it is done, so its line leaves the record with the
- * next rewrite (a client confirmed, a lease expired, RECORD_STALE_MAX
- * later, or the server's stop) instead of by a rewrite and fsync of its
- * own: ~0.5-2 ms on every unmount (the NFSv4 state lock held), a
- * twelfth of `snfs cat` of an all-hole GiB on this host. What a crash in
- * between costs: the record names a client that will not reclaim, so
- * grace runs its whole lease instead of ending once every listed client
- * reclaimed; and that client, should it come back claiming state it gave
- * up, could reclaim during grace, as RFC 8881 8.4.3 lets a server allow
- * for a client whose record is kept. A lease expiry is not that case
- * (its state may go to others), so it stays a synchronous rewrite. */
-#define RECORD_STALE_MAX 10 /* seconds */
-static void client_destroy_clean(struct nfs4_server *st, struct nfs4_client *cl)
-{
-	bool was_confirmed = cl->confirmed;
-
-	client_unlink(st, cl);
-	client_free(st, cl);
-	if (was_confirmed && !st->record_stale) {
-		st->record_stale = true;
-		st->record_stale_since = nfs4_now();
-	}
-}
-
 void nfs4_server_free(struct nfs4_server *st)
 {
 	if (!st)
 		return;
-	if (st->record_stale)
-		record_write(st); /* the clients still listed may reclaim */
 	while (st->clients) {
 		struct nfs4_client *cl = st->clients;
 		st->clients = cl->next;
@@ -365,9 +336,6 @@ void nfs4_state_sweep(struct nfs4_server *st)
 		         (unsigned long long)cl->clientid);
 		client_destroy(st, cl);
 	}
-	if (st->record_stale &&
-	    now - st->record_stale_since >= RECORD_STALE_MAX)
-		record_write(st);
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -866,7 +834,7 @@ uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c)
 	else if (cl->sessions || nfs4_client_has_state(c->st, cl))
 		st = NFS4ERR_CLIENTID_BUSY;
 	else
-		client_destroy_clean(c->st, cl);
+		client_destroy(c->st, cl);
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
 }

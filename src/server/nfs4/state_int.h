@@ -126,10 +126,6 @@ struct nfs4_server {
 	char **reclaim;
 	size_t nreclaim;
 	char *record_path;
-	/* The record still lists a client that DESTROY_CLIENTID removed
-	 * (state.c, client_destroy_clean), since record_stale_since. */
-	bool record_stale;
-	time_t record_stale_since;
 };
 
 time_t nfs4_now(void);
