@@ -11,7 +11,10 @@
 #     retried until grace ends (another client of the record never comes
 #     back, so grace runs its full lease); a fresh mount too;
 #  4. 32 threads doing I/O on one mount while the server restarts: all
-#     finish in bounded time with their data intact.
+#     finish in bounded time with their data intact;
+#  5. a client that unmounted (DESTROY_CLIENTID) leaves no grace behind:
+#     snfsd SIGKILLed right after comes back without a grace period, and
+#     a new client's OPEN is served at once.
 # The server runs with SNFSD_NFS4_LEASE (5 s here) and -v, for the
 # per-operation status lines (op=OPEN ... status=NFS4ERR_GRACE).
 set -u
@@ -19,7 +22,7 @@ set -u
 SNFS=${SNFS:-$ROOT/build/asan/snfs}
 NTHREADS=${NTHREADS:-32}
 export SNFSD_NFS4_LEASE=${SNFSD_NFS4_LEASE:-5}
-SCENARIOS=${SCENARIOS:-1234} # which of the four to run
+SCENARIOS=${SCENARIOS:-12345} # which of the five to run
 want() { case "$SCENARIOS" in *"$1"*) return 0 ;; esac; return 1; }
 
 # the driver (tests/client/v4_restart_driver.c), built by the Makefile's
@@ -243,6 +246,29 @@ check_eq "threads: every file holds what its thread wrote" "$NTHREADS" "$same"
 check "threads: the opens were reclaimed" grep -q 'reclaims open state' <(log_since)
 echo "# threads: $(grep -E 'joined_ms|stats' "$T_DIR/th.out" | tr '\n' ' ')"
 asan_clean "threads" "$T_DIR/th.err"
+fi
+
+# ---- 5. an unmounted client leaves no grace behind ----
+# DESTROY_CLIENTID takes the client out of the record before it answers
+# (stop 32 tried leaving the line for the next rewrite: then a SIGKILL
+# right after the last unmount brought the server back in grace for a
+# client that will never reclaim, every OPEN refused for a whole lease).
+if want 5; then
+echo five >"$EXP/five"
+snfsd_stop KILL
+rm -f "$T_DIR/state/nfs4_clients" # no client of earlier scenarios
+LOGMARK=$(($(wc -l <"$T_DIR/snfsd.log") + 1))
+start "unmount"
+check_eq "unmount: a client reads and unmounts" "five" \
+	"$(timeout 60 "$SNFS" cat "$BASE/five?$Q" 2>"$T_DIR/five.err")"
+restart "after the unmount"
+check_eq "unmount: a new client reads at once after the restart" "five" \
+	"$(timeout 60 "$SNFS" cat "$BASE/five?$Q" 2>>"$T_DIR/five.err")"
+check "unmount: no grace period after the restart" \
+	bash -c "! grep -q 'grace period of' <(tail -n +$LOGMARK '$T_DIR/snfsd.log')"
+check "unmount: no OPEN refused with NFS4ERR_GRACE" \
+	bash -c "! grep -q 'NFS4ERR_GRACE' <(tail -n +$LOGMARK '$T_DIR/snfsd.log')"
+asan_clean "unmount" "$T_DIR/five.err"
 fi
 
 check_no_sanitizer_reports "snfsd"
