@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "client/counters.h"
+#include "util/poison.h"
 
 #define RPC_CALL 0
 #define RPC_REPLY 1
@@ -286,16 +287,9 @@ static int read_exact(struct rpc_clnt *c, int fd, uint8_t *dst, size_t n)
 #define HUGE_PAGE (2u << 20)
 
 /* Under AddressSanitizer a slot is poisoned while free and past its
- * capacity while used, so the sanitizer build still catches overruns and
- * uses after free in reply buffers, as it did with malloc's. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define SLOT_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define SLOT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define SLOT_POISON(p, n) ((void)(p), (void)(n))
-#define SLOT_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+ * capacity while used (util/poison.h), so the sanitizer build still
+ * catches overruns and uses after free in reply buffers, as it did with
+ * malloc's. */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -334,7 +328,7 @@ static void arena_map_locked(void)
 	__atomic_store_n(&arena.base, (uint8_t *)a, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < ARENA_SLOTS; i++)
 		arena.free[i] = (uint16_t)(ARENA_SLOTS - 1 - i);
-	SLOT_POISON((uint8_t *)a, len);
+	MEM_POISON((uint8_t *)a, len);
 	arena.nfree = ARENA_SLOTS;
 }
 
@@ -360,7 +354,7 @@ static uint8_t *arena_take(void)
 	if (populate)
 		(void)madvise(raw, SLOT_SIZE, MADV_POPULATE_WRITE);
 	if (raw)
-		SLOT_UNPOISON(raw, BUF_HDR + POOL_CAP);
+		MEM_UNPOISON(raw, BUF_HDR + POOL_CAP);
 	return raw;
 }
 
@@ -396,7 +390,7 @@ void rpc_buf_free(void *p)
 	if (in_arena(raw)) {
 		size_t k = (size_t)(raw - arena.base) / SLOT_SIZE;
 
-		SLOT_POISON(raw, SLOT_SIZE);
+		MEM_POISON(raw, SLOT_SIZE);
 		pthread_mutex_lock(&pool_lock);
 		/* as malloc does on a double free: two owners of one buffer
 		 * would corrupt replies silently */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/poison.h"
+
 #define XDR_ALIGN 4096
 #define SPARE_MIN (64 * 1024) /* blocks worth keeping for reuse */
 
@@ -39,27 +41,20 @@ static pthread_once_t blocks_once = PTHREAD_ONCE_INIT;
 /* The thread's blocks without a pthread_getspecific per call. */
 static _Thread_local struct thread_blocks *my_blocks;
 
-/* Under ASan a parked block is poisoned, so that a reply used after
- * xdr_out_free is still caught although its memory is not freed. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define PARK(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPARK(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define PARK(p, n) ((void)(p), (void)(n))
-#define UNPARK(p, n) ((void)(p), (void)(n))
-#endif
+/* Under ASan a parked block is poisoned (MEM_POISON, util/poison.h), so
+ * that a reply used after xdr_out_free is still caught although its
+ * memory is not freed. */
 
 static void blocks_destroy(void *v)
 {
 	struct thread_blocks *t = v;
 
 	if (t->big.p) {
-		UNPARK(t->big.p, t->big.size);
+		MEM_UNPOISON(t->big.p, t->big.size);
 		free(t->big.p);
 	}
 	for (unsigned i = 0; i < t->nsmall; i++) {
-		UNPARK(t->small[i].p, t->small[i].size);
+		MEM_UNPOISON(t->small[i].p, t->small[i].size);
 		free(t->small[i].p);
 	}
 	free(t);
@@ -152,7 +147,7 @@ static void *small_take(struct thread_blocks *t, size_t size, size_t *got)
 		pthread_mutex_unlock(&shared_lock);
 	}
 	if (p)
-		UNPARK(p, *got);
+		MEM_UNPOISON(p, *got);
 	return p;
 }
 
@@ -162,7 +157,7 @@ static void small_keep(struct thread_blocks *t, void *p, size_t size)
 {
 	struct spare b = {.p = p, .size = size};
 
-	PARK(p, size);
+	MEM_POISON(p, size);
 	b = shelf_put(t->small, &t->nsmall, SMALL_KEEP, b);
 	if (!b.p)
 		return;
@@ -170,7 +165,7 @@ static void small_keep(struct thread_blocks *t, void *p, size_t size)
 	b = shelf_put(shared, &shared_n, SHARED_KEEP, b);
 	pthread_mutex_unlock(&shared_lock);
 	if (b.p) {
-		UNPARK(b.p, b.size);
+		MEM_UNPOISON(b.p, b.size);
 		free(b.p);
 	}
 }
@@ -210,7 +205,7 @@ static void *pool_take(size_t size, size_t *got)
 	}
 	pthread_mutex_unlock(&pool_lock);
 	if (p)
-		UNPARK(p, *got);
+		MEM_UNPOISON(p, *got);
 	return p;
 }
 
@@ -221,7 +216,7 @@ static bool pool_keep(void *p, size_t size)
 
 	pthread_mutex_lock(&pool_lock);
 	if (pool_n < POOL_MAX && size <= POOL_BYTES - pool_bytes) {
-		PARK(p, size);
+		MEM_POISON(p, size);
 		pool[pool_n++] = (struct spare){.p = p, .size = size};
 		pool_bytes += size;
 		kept = true;
@@ -243,7 +238,7 @@ static void *block_alloc(size_t size, size_t *got)
 		p = t->big.p;
 		*got = t->big.size;
 		t->big.p = NULL;
-		UNPARK(p, *got);
+		MEM_UNPOISON(p, *got);
 		return p;
 	}
 	if (size >= SPARE_MIN && (p = pool_take(size, got)))
@@ -274,10 +269,10 @@ static void block_free(void *p, size_t size)
 		return;
 	}
 	if (t->big.p && !pool_keep(t->big.p, t->big.size)) {
-		UNPARK(t->big.p, t->big.size);
+		MEM_UNPOISON(t->big.p, t->big.size);
 		free(t->big.p);
 	}
-	PARK(p, size);
+	MEM_POISON(p, size);
 	t->big.p = p;
 	t->big.size = size;
 }
