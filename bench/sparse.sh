@@ -49,6 +49,10 @@ command -v mkfs.btrfs >/dev/null || apt-get install -y -qq btrfs-progs >&2
 for t in mkfiles tcpstream; do
 	[[ $t -nt $PEERS/$t.c ]] || cc -O2 -o $t "$PEERS/$t.c"
 done
+# every timed command is started by posix_spawn, not by a fork of this
+# shell (bench/spawntime.c: that fork alone is milliseconds here)
+[[ spawntime -nt $ROOT/bench/spawntime.c ]] || cc -O2 -Wall -o spawntime "$ROOT/bench/spawntime.c"
+TIMED=$W/spawntime
 SNFS=$ROOT/build/snfs
 CSV=$RES/sparse.csv
 echo "fs,file,cache,server,client,proto,min_s,median_s,mbps,server_cpu_s,rpcs,wire_bytes" >"$CSV"
@@ -91,15 +95,14 @@ evict() { # file
 # One measured read: warm-up (warm) or evict (cold) before each of RUNS
 # runs. Prints "min median cpu_s" (snfsd CPU: median per run, else 0).
 measure() { # cache file cmd...
-	local cache=$1 f=$2 t=() c=() t0 c0 i
+	local cache=$1 f=$2 t=() c=() v c0 i
 	shift 2
 	[[ $cache == warm ]] && { "$@" >/dev/null 2>&1 || true; }
 	for ((i = 0; i < RUNS; i++)); do
 		[[ $cache == cold ]] && evict "$f"
 		c0=$([[ -n $SPID ]] && ticks "$SPID" || echo 0)
-		t0=$EPOCHREALTIME
-		"$@" >/dev/null 2>&1 || { echo "nan nan nan"; return; }
-		t+=("$(sub "$EPOCHREALTIME" "$t0")")
+		v=$("$TIMED" "$@") || { echo "nan nan nan"; return; }
+		t+=("$v")
 		c+=($(($([[ -n $SPID ]] && ticks "$SPID" || echo 0) - c0)))
 	done
 	summ "${t[*]}" "${c[*]}"
@@ -115,19 +118,18 @@ summ() { # "t1 t2 ..." "c1 c2 ..."
 # each, so that both see the same load (on this shared machine the load
 # drifts between two blocks of runs by more than the effect).
 pair() { # cache fs file path w41 w42 (rpcs wire of each)
-	local cache=$1 p=$4 t1=() t2=() c1=() c2=() i v t0 c0
+	local cache=$1 p=$4 t1=() t2=() c1=() c2=() i v t c0
 	shift
 	"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.2" >/dev/null 2>&1 || return 0
 	for ((i = 0; i < PAIR_RUNS; i++)); do
 		for v in 4.1 4.2; do
 			[[ $cache == cold ]] && evict "$p"
 			c0=$(ticks "$SPID")
-			t0=$EPOCHREALTIME
-			"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=$v" >/dev/null 2>&1 || return 0
+			t=$("$TIMED" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=$v") || return 0
 			if [[ $v == 4.1 ]]; then
-				t1+=("$(sub "$EPOCHREALTIME" "$t0")") c1+=($(($(ticks "$SPID") - c0)))
+				t1+=("$t") c1+=($(($(ticks "$SPID") - c0)))
 			else
-				t2+=("$(sub "$EPOCHREALTIME" "$t0")") c2+=($(($(ticks "$SPID") - c0)))
+				t2+=("$t") c2+=($(($(ticks "$SPID") - c0)))
 			fi
 		done
 	done
@@ -248,7 +250,7 @@ run_fs() { # fs files
 
 # Physical limits on this machine, from a file in the page cache.
 limits() {
-	local d=$W/limits t0 r
+	local d=$W/limits r
 	mkdir -p "$d"
 	[[ $(stat -c %s "$d/data" 2>/dev/null) == "$bytes" ]] || ./mkfiles files "$d" "$SIZE_MIB" >&2
 	cat "$d/data" >/dev/null
@@ -257,9 +259,7 @@ limits() {
 	local tcp=() pc=()
 	for ((i = 0; i < RUNS; i++)); do
 		tcp+=("$(./tcpstream "$d/data" | awk '{print $2}')")
-		t0=$EPOCHREALTIME
-		cat "$d/data" >/dev/null
-		pc+=("$(sub "$EPOCHREALTIME" "$t0")")
+		pc+=("$("$TIMED" cat "$d/data")")
 	done
 	r=$(printf '%s\n' "${tcp[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%s %s 0", a[1], a[int((NR+1)/2)]}')
 	row limits data warm loopback tcpstream raw-TCP "$r" 0 $bytes

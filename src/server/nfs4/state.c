@@ -71,64 +71,65 @@ static bool in_reclaim_list(const struct nfs4_server *st, const char *hex)
 	return false;
 }
 
-/* Rewrite the record: every confirmed client, plus those of the previous
- * instance that may still reclaim. Written whole and renamed into place
- * so a crash leaves the old or the new file. */
-static void record_write(struct nfs4_server *st)
+/* Whether a confirmed client (of any minor version) has this owner. */
+static bool owner_confirmed(const struct nfs4_server *st, const uint8_t *owner,
+                            size_t len)
 {
-	char tmp[BK_PATH_MAX + 8], hex[2 * NFS4_OPAQUE_LIMIT + 1];
-	FILE *f;
-
-	if (!st->record_path)
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", st->record_path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		log_warn("nfs4: cannot write %s: %s", tmp, strerror(errno));
-		return;
-	}
-	for (struct nfs4_client *cl = st->clients; cl; cl = cl->next) {
-		if (!cl->confirmed)
-			continue;
-		hex_encode(cl->owner, cl->ownerlen, hex);
-		if (!in_reclaim_list(st, hex))
-			fprintf(f, "%s\n", hex);
-	}
-	if (nfs4_grace_locked(st))
-		for (size_t i = 0; i < st->nreclaim; i++)
-			if (st->reclaim[i])
-				fprintf(f, "%s\n", st->reclaim[i]);
-	if (fflush(f) || fsync(fileno(f))) {
-		fclose(f);
-		unlink(tmp);
-		return;
-	}
-	fclose(f);
-	if (rename(tmp, st->record_path))
-		unlink(tmp);
+	for (const struct nfs4_client *cl = st->clients; cl; cl = cl->next)
+		if (cl->confirmed && cl->ownerlen == len &&
+		    !memcmp(cl->owner, owner, len))
+			return true;
+	return false;
 }
 
-static void record_load(struct nfs4_server *st)
+static bool hex_decode(const char *hex, uint8_t *out, size_t *len)
 {
-	char line[2 * NFS4_OPAQUE_LIMIT + 8];
-	FILE *f = st->record_path ? fopen(st->record_path, "r") : NULL;
+	size_t n = strlen(hex);
 
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char **v;
-		line[strcspn(line, "\r\n")] = 0;
-		if (!line[0])
-			continue;
-		v = realloc(st->reclaim, (st->nreclaim + 1) * sizeof(*v));
-		if (!v)
-			break;
-		st->reclaim = v;
-		st->reclaim[st->nreclaim] = strdup(line);
-		if (st->reclaim[st->nreclaim])
-			st->nreclaim++;
+	if (n % 2 || n / 2 > NFS4_OPAQUE_LIMIT)
+		return false;
+	for (size_t i = 0; i < n; i += 2) {
+		char b[3] = {hex[i], hex[i + 1], 0};
+		out[i / 2] = (uint8_t)strtoul(b, NULL, 16);
 	}
-	fclose(f);
+	*len = n / 2;
+	return true;
+}
+
+/* A confirmed client went (cl, already unlinked): its owner leaves the
+ * record unless another confirmed client has it or, in grace, the
+ * previous instance's client of that name may still reclaim. durable:
+ * see clientrec.h (only a client that destroyed itself holds no state). */
+static void record_forget(struct nfs4_server *st, const struct nfs4_client *cl,
+                          bool durable)
+{
+	char hex[2 * NFS4_OPAQUE_LIMIT + 1];
+
+	if (owner_confirmed(st, cl->owner, cl->ownerlen))
+		return;
+	hex_encode(cl->owner, cl->ownerlen, hex);
+	if (nfs4_grace_locked(st) && in_reclaim_list(st, hex))
+		return;
+	nfs4_record_remove(&st->record, hex, durable);
+}
+
+/* Grace ended with clients of the previous instance not back: their
+ * lines go, synced, before anything that might conflict with their old
+ * state is granted (RFC 8881 8.4.3). */
+static void record_grace_over(struct nfs4_server *st)
+{
+	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	size_t len;
+
+	for (size_t i = 0; i < st->nreclaim; i++)
+		if (st->reclaim[i] && hex_decode(st->reclaim[i], owner, &len) &&
+		    !owner_confirmed(st, owner, len))
+			nfs4_record_remove(&st->record, st->reclaim[i], true);
+}
+
+static void record_load(struct nfs4_server *st, const char *path)
+{
+	nfs4_record_open(&st->record, path, &st->reclaim, &st->nreclaim);
 	if (st->nreclaim) {
 		st->grace_end = nfs4_now() + st->lease;
 		log_info("nfs4: grace period of %us for %zu client(s)",
@@ -141,6 +142,7 @@ bool nfs4_grace_locked(struct nfs4_server *st)
 	if (st->grace_end && nfs4_now() >= st->grace_end) {
 		st->grace_end = 0;
 		log_info("nfs4: grace period over");
+		record_grace_over(st);
 	}
 	return st->grace_end != 0;
 }
@@ -200,13 +202,14 @@ static struct nfs4_server *server_new(struct snfsd *s)
 	}
 	st->last_sweep = nfs4_now();
 	if (s->cfg.state_dir) {
-		size_t n = strlen(s->cfg.state_dir) + sizeof(RECORD_FILE) + 2;
-		st->record_path = malloc(n);
-		if (st->record_path)
-			snprintf(st->record_path, n, "%s/%s", s->cfg.state_dir,
-			         RECORD_FILE);
+		char path[BK_PATH_MAX + sizeof(RECORD_FILE) + 2];
+
+		snprintf(path, sizeof(path), "%s/%s", s->cfg.state_dir,
+		         RECORD_FILE);
+		record_load(st, path);
+	} else {
+		record_load(st, NULL);
 	}
-	record_load(st);
 	return st;
 }
 
@@ -273,14 +276,15 @@ static void client_unlink(struct nfs4_server *st, struct nfs4_client *cl)
 		}
 }
 
-static void client_destroy(struct nfs4_server *st, struct nfs4_client *cl)
+/* durable: whether the record's removal of a confirmed client must be
+ * synced (record_forget). */
+static void client_destroy(struct nfs4_server *st, struct nfs4_client *cl,
+                           bool durable)
 {
-	bool was_confirmed = cl->confirmed;
-
 	client_unlink(st, cl);
+	if (cl->confirmed)
+		record_forget(st, cl, durable);
 	client_free(st, cl);
-	if (was_confirmed)
-		record_write(st);
 }
 
 void nfs4_server_free(struct nfs4_server *st)
@@ -295,7 +299,7 @@ void nfs4_server_free(struct nfs4_server *st)
 	for (size_t i = 0; i < st->nreclaim; i++)
 		free(st->reclaim[i]);
 	free(st->reclaim);
-	free(st->record_path);
+	nfs4_record_close(&st->record);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -334,7 +338,7 @@ void nfs4_state_sweep(struct nfs4_server *st)
 		log_info("nfs4: client %016llx lease expired; its state is "
 		         "freed",
 		         (unsigned long long)cl->clientid);
-		client_destroy(st, cl);
+		client_destroy(st, cl, true);
 	}
 	pthread_mutex_unlock(&st->lock);
 }
@@ -422,11 +426,16 @@ static void client_confirm(struct nfs4_server *st, struct nfs4_client *cl)
 	struct nfs4_client *old =
 	    client_by_owner(st, cl->owner, cl->ownerlen, true, cl->minor);
 
-	if (old && old != cl)
-		client_destroy(st, old);
+	char hex[2 * NFS4_OPAQUE_LIMIT + 1];
+
+	/* confirmed first: the old record's owner is the new one's, and it
+	 * stays in the record (a client that rebooted costs no write) */
 	cl->confirmed = true;
 	cl->renewed = nfs4_now();
-	record_write(st);
+	if (old && old != cl)
+		client_destroy(st, old, true);
+	hex_encode(cl->owner, cl->ownerlen, hex);
+	nfs4_record_add(&st->record, hex);
 }
 
 /* ---- 4.0: SETCLIENTID, SETCLIENTID_CONFIRM, RENEW ---- */
@@ -450,7 +459,7 @@ uint32_t nfs4_op_setclientid(struct nfs4_compound *c)
 	conf = client_by_owner(c->st, id, idlen, true, 0);
 	uncf = client_by_owner(c->st, id, idlen, false, 0);
 	if (uncf)
-		client_destroy(c->st, uncf);
+		client_destroy(c->st, uncf, true);
 	cl = client_new(c->st, id, idlen, verf, 0);
 	if (cl && conf && !memcmp(conf->verifier, verf, 8))
 		cl->clientid = conf->clientid; /* a callback update */
@@ -580,7 +589,7 @@ uint32_t nfs4_op_exchange_id(struct nfs4_compound *c)
 		/* New, or rebooted (the confirmed record goes when the new
 		 * one is confirmed by CREATE_SESSION). */
 		if (uncf)
-			client_destroy(c->st, uncf);
+			client_destroy(c->st, uncf, true);
 		cl = client_new(c->st, owner, olen, verf, 1);
 		if (!cl)
 			st = NFS4ERR_DELAY;
@@ -833,8 +842,8 @@ uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c)
 		st = NFS4ERR_STALE_CLIENTID;
 	else if (cl->sessions || nfs4_client_has_state(c->st, cl))
 		st = NFS4ERR_CLIENTID_BUSY;
-	else
-		client_destroy(c->st, cl);
+	else /* it holds no state: its record line need not be synced */
+		client_destroy(c->st, cl, false);
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "server/nfs4/nfs4.h"
+#include "server/nfs4/clientrec.h"
 
 struct nfs4_client;
 
@@ -125,7 +126,7 @@ struct nfs4_server {
 	time_t grace_end;
 	char **reclaim;
 	size_t nreclaim;
-	char *record_path;
+	struct nfs4_record record; /* the owners a restart lets reclaim */
 };
 
 time_t nfs4_now(void);

@@ -835,6 +835,120 @@ static void test_lease(void)
 	rep_free(&rep);
 }
 
+/* ---- the client record (server/nfs4/clientrec.c) ---- */
+
+/* Whether the state directory's record, replayed as a restart would,
+ * names owner. */
+static bool record_lists(const char *owner)
+{
+	char hex[128] = "", path[128], *line = NULL;
+	size_t cap = 0;
+	bool in = false;
+	FILE *f;
+
+	for (size_t i = 0; owner[i] && i < 60; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)owner[i]);
+	snprintf(path, sizeof(path), "%s/nfs4_clients", base);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line;
+		bool add = true;
+
+		line[strcspn(line, "\n")] = 0;
+		if (*p == '+' || *p == '-')
+			add = *p++ == '+';
+		if (!strcmp(p, hex))
+			in = add;
+	}
+	free(line);
+	fclose(f);
+	return in;
+}
+
+static bool reclaim_lists(const char *owner)
+{
+	char hex[128] = "";
+
+	for (size_t i = 0; owner[i] && i < 60; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)owner[i]);
+	for (size_t i = 0; i < S.nfs4->nreclaim; i++)
+		if (S.nfs4->reclaim[i] && !strcmp(S.nfs4->reclaim[i], hex))
+			return true;
+	return false;
+}
+
+static off_t record_size(void)
+{
+	char path[128];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/nfs4_clients", base);
+	return stat(path, &sb) == 0 ? sb.st_size : -1;
+}
+
+static uint32_t one_op41(uint32_t opnum, uint64_t id)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c_begin(&b, 1);
+	op(&b, opnum);
+	if (opnum == OP4_DESTROY_SESSION)
+		xdr_put_fixed(&b.x, sessionid, 16);
+	else
+		xdr_put_u64(&b.x, id);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
+/* Confirmed clients are in the record, clients gone are not (one whose
+ * lease expired, one that destroyed itself); a restart gives a grace
+ * period to the clients of the record only; a client of the record
+ * confirming again writes nothing; when grace ends, the clients that did
+ * not come back leave the record. Run after test_lease (lease-a expired
+ * there) and last: the restart starts a grace period. */
+static void test_record(void)
+{
+	uint64_t id;
+	off_t size;
+
+	CHECK(record_lists("lease-b"),
+	      "record: a confirmed 4.0 client is in it");
+	CHECK(!record_lists("lease-a") && !record_lists("client41"),
+	      "record: clients whose lease expired are not");
+	CHECK(exchange_and_session("rec-gone", 1 << 20) == NFS4_OK &&
+	          record_lists("rec-gone"),
+	      "record: CREATE_SESSION puts the client in");
+	id = session_clientid;
+	CHECK(one_op41(OP4_DESTROY_SESSION, 0) == NFS4_OK &&
+	          one_op41(OP4_DESTROY_CLIENTID, id) == NFS4_OK &&
+	          !record_lists("rec-gone"),
+	      "record: DESTROY_CLIENTID takes it out");
+	CHECK(exchange_and_session("rec-back", 1 << 20) == NFS4_OK,
+	      "record: a client that stays");
+
+	nfs4_server_free(S.nfs4); /* a restart, as far as NFSv4 goes */
+	S.nfs4 = NULL;
+	CHECK(nfs4_server_get(&S) && nfs4_in_grace(S.nfs4),
+	      "record: after a restart, grace");
+	CHECK(reclaim_lists("rec-back") && reclaim_lists("lease-b") &&
+	          !reclaim_lists("rec-gone") && !reclaim_lists("lease-a"),
+	      "record: for the clients of the record only");
+	size = record_size();
+	CHECK(exchange_and_session("rec-back", 1 << 20) == NFS4_OK &&
+	          record_size() == size,
+	      "record: a client of the record confirming again writes "
+	      "nothing");
+	sleep(nfs4_lease_time(S.nfs4) + 1);
+	CHECK(!nfs4_in_grace(S.nfs4), "record: grace ends after a lease");
+	CHECK(record_lists("rec-back") && !record_lists("lease-b"),
+	      "record: the clients that did not come back leave it then");
+}
+
 /* READDIR asking type, rdattr_error, fileid and mounted_on_fileid (what
  * `ls -f` needs; served from the directory entries without a stat) gives
  * each name's lstat type and inode, page after page. */
@@ -953,6 +1067,7 @@ int main(void)
 	test_random_compounds();
 	test_readdir_light();
 	test_lease();
+	test_record();
 	testsrv_stop(base);
 	TEST_EXIT();
 }
