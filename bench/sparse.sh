@@ -116,13 +116,16 @@ summ() { # "t1 t2 ..." "c1 c2 ..."
 
 # The targets' pairs: v4.1 READ and v4.2 READ_PLUS in turn, PAIR_RUNS
 # each, so that both see the same load (on this shared machine the load
-# drifts between two blocks of runs by more than the effect).
+# drifts between two blocks of runs by more than the effect); which goes
+# first alternates, so neither always follows the other's eviction.
 pair() { # cache fs file path w41 w42 (rpcs wire of each)
-	local cache=$1 p=$4 t1=() t2=() c1=() c2=() i v t c0
+	local cache=$1 p=$4 t1=() t2=() c1=() c2=() i v t c0 order
 	shift
 	"$SNFS" cat "nfs://127.0.0.1:$SP$p?version=4.2" >/dev/null 2>&1 || return 0
 	for ((i = 0; i < PAIR_RUNS; i++)); do
-		for v in 4.1 4.2; do
+		order="4.1 4.2"
+		((i % 2)) && order="4.2 4.1"
+		for v in $order; do
 			[[ $cache == cold ]] && evict "$p"
 			c0=$(ticks "$SPID")
 			t=$("$TIMED" "$SNFS" cat "nfs://127.0.0.1:$SP$p?version=$v") || return 0
