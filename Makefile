@@ -148,7 +148,7 @@ FUZZ_WORK ?= build/fuzz-work
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -Wall -Wextra -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args fuzz_nfs4_compound fuzz_client_replies
+FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args fuzz_nfs4_compound fuzz_client_replies fuzz_clientrec
 FZ := build/fuzz
 FUZZ_BINS := $(addprefix $(FZ)/,$(FUZZ_TARGETS))
 
@@ -158,6 +158,8 @@ $(FZ)/%.o: %.c
 $(FZ)/libsnfsd.a: $(patsubst %.c,$(FZ)/%.o,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 $(FZ)/fuzz_record: $(FZ)/tests/fuzz/fuzz_record.o $(FZ)/libsnfsd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FZ)/fuzz_clientrec: $(FZ)/tests/fuzz/fuzz_clientrec.o $(FZ)/libsnfsd.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 # libsnfs, instrumented the same way, for the client reply decoders.
 $(FZ)/libsnfs.a: $(patsubst %.c,$(FZ)/%.o,$(CLIENT_SRCS))

@@ -1,6 +1,6 @@
 /* The record of NFSv4 clients: a journal of lines "+OWNER" (a client was
- * confirmed) and "-OWNER" (it is gone), OWNER in hex, replayed at start
- * and then rewritten with the owners left.
+ * granted its first state) and "-OWNER" (it is gone), OWNER in hex,
+ * replayed at start and then rewritten with the owners left.
  *
  * Why a journal: the record used to be rewritten whole, synced and
  * renamed into place at every confirm and every removal, under the NFSv4
@@ -10,17 +10,17 @@
  * and the file is compacted once it holds more than twice the owners
  * left (so the appends stay O(1) amortised).
  *
- * What must be durable (RFC 8881 8.4.3): a confirmed client's line
- * before the reply that confirms it, or a restarted server would refuse
- * its reclaims; and the removal of a client whose lease expired, or whose
- * grace ended unused, before anything that conflicts with its old state
- * is granted, or it could reclaim that state after a crash. A client that
- * destroyed itself (DESTROY_CLIENTID) held no state: its removal is
- * written but not synced, so snfsd killed right after still finds it
- * gone (the page cache keeps the write), and only a crash of the machine
- * may bring its line back, costing a grace period that ends unused. That
- * sync was a millisecond of every NFSv4.1 unmount here. A torn last line
- * (the machine crashed in an append not yet synced) is ignored. */
+ * What must be durable (RFC 8881 8.4.3): a client's line before the reply
+ * that grants it state, or a restarted server would refuse its reclaims;
+ * and the removal of a client whose lease expired, or whose grace ended
+ * unused, before anything that conflicts with its old state is granted,
+ * or it could reclaim that state after a crash. A client that destroyed
+ * itself (DESTROY_CLIENTID) held no state: its removal is written but not
+ * synced, so snfsd killed right after still finds it gone (the page cache
+ * keeps the write), and only a crash of the machine may bring its line
+ * back, costing a grace period that ends unused. That sync was a
+ * millisecond of every NFSv4.1 unmount here. A torn last line (the
+ * machine crashed in an append not yet synced) is ignored. */
 #include "server/nfs4/clientrec.h"
 
 #include <errno.h>
@@ -225,14 +225,14 @@ static int compact(struct nfs4_record *r)
 		return rc;
 	}
 	sync_parent(r->path);
+	/* the old fd now writes to a file no longer there: never again */
 	fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	rc = fd < 0 ? -errno : 0;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = fd;
 	r->lines = r->live;
-	return 0;
+	return rc;
 }
 
 /* Append one line; synced if durable. */
@@ -247,18 +247,26 @@ static void append(struct nfs4_record *r, char sign, const char *hex,
 		return;
 	if (r->lines > 2 * r->live + COMPACT_SLACK && compact(r) == 0)
 		return; /* the set, just written and synced, has the change */
+	if (r->fd < 0) {
+		log_warn("nfs4: the client record %s cannot be written",
+		         r->path);
+		return;
+	}
 	buf[0] = sign;
 	memcpy(buf + 1, hex, len);
 	buf[len + 1] = '\n';
 	do /* one write: an append is whole or, torn by a crash, the last */
 		n = write(r->fd, buf, len + 2);
 	while (n < 0 && errno == EINTR);
-	if (n >= 0 && n != (ssize_t)(len + 2))
-		log_warn("nfs4: client record %s: short write", r->path);
-	else if (n < 0 || (durable && fdatasync(r->fd) != 0))
-		log_warn("nfs4: cannot write the client record %s: %s", r->path,
-		         strerror(errno));
 	r->lines++;
+	if (n == (ssize_t)(len + 2) && (!durable || fdatasync(r->fd) == 0))
+		return;
+	/* A part of a line would glue the next append to it: the whole
+	 * set written anew instead (it has the change), if that works. */
+	n = compact(r);
+	if (n != 0)
+		log_warn("nfs4: cannot write the client record %s: %s", r->path,
+		         strerror((int)-n));
 }
 
 int nfs4_record_open(struct nfs4_record *r, const char *path, char ***names,

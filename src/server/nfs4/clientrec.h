@@ -29,7 +29,7 @@ int nfs4_record_open(struct nfs4_record *r, const char *path, char ***names,
 bool nfs4_record_has(const struct nfs4_record *r, const char *hex);
 
 /* Add an owner; on stable storage when this returns (a reply that
- * confirms the client may follow). */
+ * grants the client state may follow). */
 void nfs4_record_add(struct nfs4_record *r, const char *hex);
 
 /* Drop an owner. durable: on stable storage when this returns; else only

@@ -50,7 +50,7 @@ uint64_t nfs4_new_id(struct nfs4_server *st)
 	return ++st->next_id;
 }
 
-/* ---- the record of confirmed clients (grace after restart) ---- */
+/* ---- the record of clients granted state (grace after restart) ---- */
 
 static void hex_encode(const uint8_t *p, size_t n, char *out)
 {
@@ -125,6 +125,17 @@ static void record_grace_over(struct nfs4_server *st)
 		if (st->reclaim[i] && hex_decode(st->reclaim[i], owner, &len) &&
 		    !owner_confirmed(st, owner, len))
 			nfs4_record_remove(&st->record, st->reclaim[i], true);
+}
+
+void nfs4_client_record(struct nfs4_server *st, struct nfs4_client *cl)
+{
+	char hex[2 * NFS4_OPAQUE_LIMIT + 1];
+
+	if (cl->recorded)
+		return;
+	hex_encode(cl->owner, cl->ownerlen, hex);
+	nfs4_record_add(&st->record, hex); /* writes only if not there */
+	cl->recorded = true;
 }
 
 static void record_load(struct nfs4_server *st, const char *path)
@@ -426,16 +437,12 @@ static void client_confirm(struct nfs4_server *st, struct nfs4_client *cl)
 	struct nfs4_client *old =
 	    client_by_owner(st, cl->owner, cl->ownerlen, true, cl->minor);
 
-	char hex[2 * NFS4_OPAQUE_LIMIT + 1];
-
-	/* confirmed first: the old record's owner is the new one's, and it
-	 * stays in the record (a client that rebooted costs no write) */
+	/* confirmed first: the old record's owner is the new one's, and its
+	 * line stays in the record (a client that rebooted writes nothing) */
 	cl->confirmed = true;
 	cl->renewed = nfs4_now();
 	if (old && old != cl)
 		client_destroy(st, old, true);
-	hex_encode(cl->owner, cl->ownerlen, hex);
-	nfs4_record_add(&st->record, hex);
 }
 
 /* ---- 4.0: SETCLIENTID, SETCLIENTID_CONFIRM, RENEW ---- */

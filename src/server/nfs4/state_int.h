@@ -100,6 +100,7 @@ struct nfs4_client {
 	time_t renewed; /* monotonic seconds */
 	bool reclaim_complete;
 	bool may_reclaim; /* named in the previous instance's record */
+	bool recorded;    /* in the record now (nfs4_client_record) */
 	bool linux_impl;  /* EXCHANGE_ID named the Linux kernel client */
 	struct nfs4_session *sessions;
 	struct nfs4_owner *owners;
@@ -130,6 +131,13 @@ struct nfs4_server {
 };
 
 time_t nfs4_now(void);
+/* Before cl is granted state (an OPEN or LOCK, reclaims too): its owner
+ * in the record on stable storage, so a restarted server lets it reclaim
+ * (RFC 8881 8.4.3). A client that never holds state has nothing to
+ * reclaim and is not recorded: it costs no sync, and a restart with only
+ * such clients mounted has no grace period to wait out. Under the
+ * state lock. */
+void nfs4_client_record(struct nfs4_server *st, struct nfs4_client *cl);
 struct nfs4_client *nfs4_client_find(struct nfs4_server *st, uint64_t id,
                                      bool confirmed_only);
 /* The client of this COMPOUND: the session's (4.1) or clientid's (4.0).

@@ -593,13 +593,13 @@ static uint32_t grace_check(struct nfs4_compound *c, struct nfs4_client *cl,
 		log_info("nfs4: client %016llx reclaims %s state",
 		         (unsigned long long)cl->clientid,
 		         c->opnum == OP4_OPEN ? "open" : "lock");
-		return NFS4_OK;
+	} else if (grace) {
+		return NFS4ERR_GRACE;
+	} else if (c->minor > 0 && !cl->reclaim_complete) {
+		/* A 4.1 client says RECLAIM_COMPLETE before new opens. */
+		return NFS4ERR_GRACE;
 	}
-	if (grace)
-		return NFS4ERR_GRACE;
-	/* A 4.1 client says RECLAIM_COMPLETE before new opens. */
-	if (c->minor > 0 && !cl->reclaim_complete)
-		return NFS4ERR_GRACE;
+	nfs4_client_record(c->st, cl);
 	return NFS4_OK;
 }
 

@@ -529,4 +529,96 @@ static inline void op_sequence(struct cbuf *b, uint32_t seq)
 	op_sequence_c(b, seq, false);
 }
 
+/* A 4.1 session of owner (the one SEQUENCE names from now on) that may
+ * open: RECLAIM_COMPLETE said. */
+static inline uint32_t session41(const char *owner,
+                                 const struct session_opts *so)
+{
+	struct session_opts def = {1 << 20, 8192, 0};
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st = exchange_and_session_opts(owner, so ? so : &def, NULL);
+
+	if (st)
+		return st;
+	c_begin(&b, 1);
+	op_sequence(&b, ++slot_seq);
+	op(&b, OP4_RECLAIM_COMPLETE);
+	xdr_put_bool(&b.x, false);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
+/* A 4.1 COMPOUND begun with SEQUENCE and the walk to dir. */
+static inline void c41(struct cbuf *b, const char *dir)
+{
+	c_begin(b, 1);
+	op_sequence(b, ++slot_seq);
+	if (dir)
+		op_walk(b, dir);
+}
+
+static inline struct open_spec spec41(const char *owner, const char *name,
+                                      int how)
+{
+	struct open_spec o = {
+	    .access = 3, .owner = owner, .how = how, .name = name};
+	return o;
+}
+
+/* 4.1 OPEN in rwdir; the result in *r. */
+static inline uint32_t open41(const struct open_spec *o, struct open_res *r)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c41(&b, rwdir);
+	op_open(&b, o);
+	st = c_send(&b, &rep);
+	if (st == NFS4_OK) {
+		skip_to_last(&rep, true);
+		res_next(&rep, OP4_OPEN);
+		if (!get_open_res(&rep.res, r))
+			st = 0xbad;
+	}
+	rep_free(&rep);
+	return st;
+}
+
+/* A 4.1 COMPOUND on rwdir/name ending in op with a stateid argument
+ * (CLOSE, FREE_STATEID, DELEGRETURN, TEST_STATEID of one): its status;
+ * TEST_STATEID's one result in *inner. */
+static inline uint32_t sid_op41(uint32_t opnum, const char *name,
+                                const struct nfs4_stateid *sid, uint32_t *inner)
+{
+	struct nfs4_stateid any = *sid;
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st, n = 0;
+
+	c41(&b, name ? rwdir : NULL);
+	if (name)
+		op_name(&b, OP4_LOOKUP, name);
+	op(&b, opnum);
+	if (opnum == OP4_CLOSE) {
+		xdr_put_u32(&b.x, 0);
+		any.seqid = 0; /* whatever its seqid now (RFC 8881 8.2.2) */
+	}
+	if (opnum == OP4_TEST_STATEID)
+		xdr_put_u32(&b.x, 1);
+	nfs4_put_stateid(&b.x, &any);
+	st = c_send(&b, &rep);
+	if (inner && st == NFS4_OK) {
+		skip_to_last(&rep, true);
+		res_next(&rep, opnum);
+		if (!xdr_get_u32(&rep.res, &n) || n != 1 ||
+		    !xdr_get_u32(&rep.res, inner))
+			st = 0xbad;
+	}
+	rep_free(&rep);
+	return st;
+}
+
 #endif

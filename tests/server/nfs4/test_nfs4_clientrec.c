@@ -4,9 +4,11 @@
  * compaction keeping the file in proportion to the owners left; a record
  * that cannot be written still answering from memory. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,6 +146,42 @@ static void compaction(void)
 	nfs4_record_close(&r);
 }
 
+/* A write cut short (the file size limit here, a full disk in life)
+ * leaves part of a line, which the next append would glue itself to:
+ * the record is written anew instead, and no owner is lost. */
+static void short_write(void)
+{
+	struct nfs4_record r;
+	struct rlimit old, lim;
+	char **names;
+	size_t n;
+	struct stat sb;
+
+	unlink(path);
+	nfs4_record_open(&r, path, &names, &n);
+	nfs4_record_add(&r, "0a0a");
+	for (int i = 0; i < 5; i++) {
+		nfs4_record_add(&r, "1111");
+		nfs4_record_remove(&r, "1111", false);
+	}
+	stat(path, &sb);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = (rlim_t)sb.st_size + 3;
+	setrlimit(RLIMIT_FSIZE, &lim);
+	nfs4_record_add(&r, "abcdef"); /* 3 of its 8 bytes fit */
+	setrlimit(RLIMIT_FSIZE, &old);
+	nfs4_record_add(&r, "2222");
+	names = reopen(&r, &n);
+	CHECK(n == 3 && names_have(names, n, "0a0a") &&
+	          names_have(names, n, "abcdef") &&
+	          names_have(names, n, "2222"),
+	      "a short write: the record is rewritten, no owner lost");
+	free_names(names, n);
+	nfs4_record_close(&r);
+}
+
 static void unwritable(void)
 {
 	struct nfs4_record r;
@@ -174,6 +212,7 @@ int main(void)
 	adds_and_removals();
 	old_format_and_damage();
 	compaction();
+	short_write();
 	unwritable();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

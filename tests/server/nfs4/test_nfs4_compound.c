@@ -905,44 +905,55 @@ static uint32_t one_op41(uint32_t opnum, uint64_t id)
 	return st;
 }
 
-/* Confirmed clients are in the record, clients gone are not (one whose
- * lease expired, one that destroyed itself); a restart gives a grace
- * period to the clients of the record only; a client of the record
- * confirming again writes nothing; when grace ends, the clients that did
- * not come back leave the record. Run after test_lease (lease-a expired
- * there) and last: the restart starts a grace period. */
+/* Clients that were granted state are in the record, clients gone are
+ * not (one whose lease expired, one that destroyed itself), nor is one
+ * that never opened a file; a restart gives a grace period to the
+ * clients of the record only; a client of the record coming back writes
+ * nothing; when grace ends, the clients that did not come back leave the
+ * record. Run after test_lease (lease-a expired there) and last: the
+ * restart starts a grace period. */
 static void test_record(void)
 {
+	struct open_spec o = spec41("rec-owner", "rec-file", T_UNCHECKED4);
+	struct open_res r;
 	uint64_t id;
 	off_t size;
 
 	CHECK(record_lists("lease-b"),
-	      "record: a confirmed 4.0 client is in it");
+	      "record: a 4.0 client that opened is in it");
 	CHECK(!record_lists("lease-a") && !record_lists("client41"),
 	      "record: clients whose lease expired are not");
-	CHECK(exchange_and_session("rec-gone", 1 << 20) == NFS4_OK &&
-	          record_lists("rec-gone"),
-	      "record: CREATE_SESSION puts the client in");
+	size = record_size();
+	CHECK(session41("rec-gone", NULL) == NFS4_OK &&
+	          !record_lists("rec-gone") && record_size() == size,
+	      "record: a 4.1 mount that opened nothing is not (nothing "
+	      "written)");
+	CHECK(open41(&o, &r) == NFS4_OK && record_lists("rec-gone"),
+	      "record: its first OPEN puts it in");
 	id = session_clientid;
-	CHECK(one_op41(OP4_DESTROY_SESSION, 0) == NFS4_OK &&
+	CHECK(sid_op41(OP4_CLOSE, "rec-file", &r.sid, NULL) == NFS4_OK &&
+	          one_op41(OP4_DESTROY_SESSION, 0) == NFS4_OK &&
 	          one_op41(OP4_DESTROY_CLIENTID, id) == NFS4_OK &&
 	          !record_lists("rec-gone"),
-	      "record: DESTROY_CLIENTID takes it out");
-	CHECK(exchange_and_session("rec-back", 1 << 20) == NFS4_OK,
-	      "record: a client that stays");
+	      "record: CLOSE and DESTROY_CLIENTID take it out");
+	CHECK(session41("rec-back", NULL) == NFS4_OK &&
+	          open41(&o, &r) == NFS4_OK,
+	      "record: a client that stays, holding an open");
+	CHECK(session41("rec-idle", NULL) == NFS4_OK,
+	      "record: and one that stays mounted, holding nothing");
 
 	nfs4_server_free(S.nfs4); /* a restart, as far as NFSv4 goes */
 	S.nfs4 = NULL;
 	CHECK(nfs4_server_get(&S) && nfs4_in_grace(S.nfs4),
 	      "record: after a restart, grace");
 	CHECK(reclaim_lists("rec-back") && reclaim_lists("lease-b") &&
-	          !reclaim_lists("rec-gone") && !reclaim_lists("lease-a"),
+	          !reclaim_lists("rec-gone") && !reclaim_lists("lease-a") &&
+	          !reclaim_lists("rec-idle"),
 	      "record: for the clients of the record only");
 	size = record_size();
 	CHECK(exchange_and_session("rec-back", 1 << 20) == NFS4_OK &&
 	          record_size() == size,
-	      "record: a client of the record confirming again writes "
-	      "nothing");
+	      "record: a client of the record coming back writes nothing");
 	sleep(nfs4_lease_time(S.nfs4) + 1);
 	CHECK(!nfs4_in_grace(S.nfs4), "record: grace ends after a lease");
 	CHECK(record_lists("rec-back") && !record_lists("lease-b"),
