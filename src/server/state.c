@@ -78,7 +78,7 @@ static int write_tmp(const char *dir, const char *name, const void *buf,
 	return rc;
 }
 
-static void sync_dir(const char *dir)
+void state_sync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -151,7 +151,7 @@ static int load_key(const char *dir, uint8_t key[16], char *err, size_t errsz)
 		return rc;
 	}
 	unlink(tmp);
-	sync_dir(dir);
+	state_sync_dir(dir);
 	log_info("created file handle key %s", path);
 	return 0;
 }

@@ -14,4 +14,8 @@ struct snfsd;
  * s->fh_key and s->write_verf. Returns 0 or -errno with a reason in err. */
 int state_open(struct snfsd *s, const char *dir, char *err, size_t errsz);
 
+/* fsync the directory dir (best effort): what was created or renamed in
+ * it stays after a crash. */
+void state_sync_dir(const char *dir);
+
 #endif

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "server/nfs4/nfs4.h"
+#include "server/state.h"
 #include "util/log.h"
 
 #define HEX_MAX (2 * NFS4_OPAQUE_LIMIT)
@@ -173,26 +174,6 @@ static void replay(struct nfs4_record *r, FILE *f)
 	free(line);
 }
 
-static void sync_parent(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-	int fd;
-
-	if (n >= sizeof(dir))
-		return;
-	if (n == 0)
-		strcpy(dir, slash ? "/" : ".");
-	else
-		memcpy(dir, path, n), dir[n] = 0;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* Write the set to path.tmp, synced, and rename it over the record;
  * then append to it. On failure the old file stays (it replays to the
  * same owners) and appends go on there. */
@@ -224,7 +205,7 @@ static int compact(struct nfs4_record *r)
 		unlink(tmp);
 		return rc;
 	}
-	sync_parent(r->path);
+	state_sync_dir(r->dir);
 	/* the old fd now writes to a file no longer there: never again */
 	fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	rc = fd < 0 ? -errno : 0;
@@ -272,6 +253,7 @@ static void append(struct nfs4_record *r, char sign, const char *hex,
 int nfs4_record_open(struct nfs4_record *r, const char *path, char ***names,
                      size_t *n)
 {
+	const char *slash;
 	FILE *f;
 	size_t k = 0;
 	int rc = 0;
@@ -282,8 +264,12 @@ int nfs4_record_open(struct nfs4_record *r, const char *path, char ***names,
 	set_grow(r);
 	if (!path)
 		return 0;
+	slash = strrchr(path, '/');
 	r->path = strdup(path);
-	if (!r->path)
+	r->dir =
+	    !slash ? strdup(".")
+	           : strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (!r->path || !r->dir)
 		return -ENOMEM;
 	f = fopen(path, "r");
 	if (f) {
@@ -328,6 +314,7 @@ void nfs4_record_close(struct nfs4_record *r)
 		}
 	free(r->bucket);
 	free(r->path);
+	free(r->dir);
 	if (r->fd >= 0)
 		close(r->fd);
 	*r = (struct nfs4_record){.fd = -1};

@@ -12,6 +12,7 @@ struct record_entry;
 struct nfs4_record {
 	int fd;     /* the journal, appended to; -1 when there is none */
 	char *path; /* NULL: no state directory, nothing is kept */
+	char *dir;  /* path's directory, synced after a rename into it */
 	struct record_entry **bucket;
 	size_t nbucket;
 	size_t live;  /* owners in the set */

@@ -621,4 +621,36 @@ static inline uint32_t sid_op41(uint32_t opnum, const char *name,
 	return st;
 }
 
+/* DESTROY_CLIENTID alone, or after SEQUENCE on the current session. */
+static inline uint32_t destroy_clientid(uint64_t id, bool with_sequence)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	if (with_sequence)
+		c41(&b, NULL);
+	else
+		c_begin(&b, 1);
+	op(&b, OP4_DESTROY_CLIENTID);
+	xdr_put_u64(&b.x, id);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
+static inline uint32_t destroy_session(void)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	c_begin(&b, 1);
+	op(&b, OP4_DESTROY_SESSION);
+	xdr_put_fixed(&b.x, sessionid, 16);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	return st;
+}
+
 #endif

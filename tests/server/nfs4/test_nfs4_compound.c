@@ -837,17 +837,25 @@ static void test_lease(void)
 
 /* ---- the client record (server/nfs4/clientrec.c) ---- */
 
+/* A client owner as the record writes it: lowercase hex (up to 60
+ * bytes: the tests' owners are short). */
+static void owner_hex(const char *owner, char hex[128])
+{
+	hex[0] = 0;
+	for (size_t i = 0; owner[i] && i < 60; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)owner[i]);
+}
+
 /* Whether the state directory's record, replayed as a restart would,
  * names owner. */
 static bool record_lists(const char *owner)
 {
-	char hex[128] = "", path[128], *line = NULL;
+	char hex[128], path[128], *line = NULL;
 	size_t cap = 0;
 	bool in = false;
 	FILE *f;
 
-	for (size_t i = 0; owner[i] && i < 60; i++)
-		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)owner[i]);
+	owner_hex(owner, hex);
 	snprintf(path, sizeof(path), "%s/nfs4_clients", base);
 	f = fopen(path, "r");
 	if (!f)
@@ -869,10 +877,9 @@ static bool record_lists(const char *owner)
 
 static bool reclaim_lists(const char *owner)
 {
-	char hex[128] = "";
+	char hex[128];
 
-	for (size_t i = 0; owner[i] && i < 60; i++)
-		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)owner[i]);
+	owner_hex(owner, hex);
 	for (size_t i = 0; i < S.nfs4->nreclaim; i++)
 		if (S.nfs4->reclaim[i] && !strcmp(S.nfs4->reclaim[i], hex))
 			return true;
@@ -886,23 +893,6 @@ static off_t record_size(void)
 
 	snprintf(path, sizeof(path), "%s/nfs4_clients", base);
 	return stat(path, &sb) == 0 ? sb.st_size : -1;
-}
-
-static uint32_t one_op41(uint32_t opnum, uint64_t id)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st;
-
-	c_begin(&b, 1);
-	op(&b, opnum);
-	if (opnum == OP4_DESTROY_SESSION)
-		xdr_put_fixed(&b.x, sessionid, 16);
-	else
-		xdr_put_u64(&b.x, id);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	return st;
 }
 
 /* Clients that were granted state are in the record, clients gone are
@@ -932,8 +922,8 @@ static void test_record(void)
 	      "record: its first OPEN puts it in");
 	id = session_clientid;
 	CHECK(sid_op41(OP4_CLOSE, "rec-file", &r.sid, NULL) == NFS4_OK &&
-	          one_op41(OP4_DESTROY_SESSION, 0) == NFS4_OK &&
-	          one_op41(OP4_DESTROY_CLIENTID, id) == NFS4_OK &&
+	          destroy_session() == NFS4_OK &&
+	          destroy_clientid(id, false) == NFS4_OK &&
 	          !record_lists("rec-gone"),
 	      "record: CLOSE and DESTROY_CLIENTID take it out");
 	CHECK(session41("rec-back", NULL) == NFS4_OK &&

@@ -1104,37 +1104,6 @@ static void test_secinfo(void)
 
 /* ---- DESTROY_CLIENTID (RFC 8881 18.50) ---- */
 
-static uint32_t destroy_clientid(uint64_t id, bool with_sequence)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st;
-
-	if (with_sequence)
-		c41(&b, NULL);
-	else
-		c_begin(&b, 1);
-	op(&b, OP4_DESTROY_CLIENTID);
-	xdr_put_u64(&b.x, id);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	return st;
-}
-
-static uint32_t destroy_session(void)
-{
-	struct reply rep = {0};
-	struct cbuf b;
-	uint32_t st;
-
-	c_begin(&b, 1);
-	op(&b, OP4_DESTROY_SESSION);
-	xdr_put_fixed(&b.x, sessionid, 16);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	return st;
-}
-
 /* A client ID with a session, or with opens, is busy; without either it
  * goes, and is then unknown (STALE_CLIENTID). */
 static void test_destroy_clientid(void)
