@@ -14,7 +14,13 @@
 #  counts READ / READ_PLUS RPCs, request and reply bytes, errors and other
 #         RPCs during the dd, from /proc/self/mountstats deltas;
 #  policy snfsd instances with readplus_min_hole=N (MIN_HOLES) read the
-#         mixed files the same way with vers=4.2.
+#         mixed files the same way with vers=4.2 (MIN_HOLES="": none);
+#  placement  every dd on READER_CPUS (taskset), every snfsd on SNFSD_CPUS
+#         (--cpus), knfsd's threads free: in this guest a vCPU that
+#         switches between the reader's and the server's address space
+#         flushes its whole TLB each time (TCG), which costs a user-space
+#         server ~185 us of CPU per call that kernel threads never pay
+#         (bench/results/stop34); empty values leave them free.
 # Runs are interleaved (every server and policy in turn within a run, the
 # order rotated from run to run) so the host's load hits them alike; times
 # are guest-relative: compare them only within this report. Each (server,
@@ -25,6 +31,7 @@
 # usage: bench/sparse_guest.sh [WORKDIR]
 #   SIZE_MIB=64 RUNS=3 FILES="data hole mixed-4d mixed-4h mixed-32d"
 #   MIN_HOLES="0 4096 8192 16384 65536" MH_FILES="mixed-4d mixed-4h mixed-32d"
+#   READER_CPUS=0 SNFSD_CPUS=1
 #   VERS="4.2 4.1" MODES="buf direct buf-warm direct-warm"
 #   SERVERS="snfsd knfsd" SNFSD_OPTS=""
 #   GUEST_MEM=3G GUEST_TIMEOUT=5400
@@ -36,7 +43,8 @@ SHARED=${SNFS_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
 KVM_DIR=$SHARED/tools/kvm
 SIZE_MIB=${SIZE_MIB:-64} RUNS=${RUNS:-3}
 FILES=${FILES:-data hole mixed-4d mixed-4h mixed-32d}
-MIN_HOLES=${MIN_HOLES:-0 4096 8192 16384 65536}
+MIN_HOLES=${MIN_HOLES-0 4096 8192 16384 65536}
+READER_CPUS=${READER_CPUS-0} SNFSD_CPUS=${SNFSD_CPUS-1}
 MH_FILES=${MH_FILES:-mixed-4d mixed-4h mixed-32d}
 VERS=${VERS:-4.2 4.1} MODES=${MODES:-buf direct buf-warm direct-warm} SERVERS=${SERVERS:-snfsd knfsd}
 SNFSD_OPTS=${SNFSD_OPTS:-} # more export options of the default snfsd (zerocopy)
@@ -99,9 +107,9 @@ read_one() { # server policy vers file mode run
 	a=$(opstats "$d")
 	t0=$EPOCHREALTIME
 	if [ "${5%-warm}" = direct ]; then
-		n=$(dd if="$d/$4" of=/dev/null iflag=direct bs=128K 2>&1 | awk '/bytes/ {print $1}')
+		n=$(${READER_CPUS:+taskset -c $READER_CPUS} dd if="$d/$4" of=/dev/null iflag=direct bs=128K 2>&1 | awk '/bytes/ {print $1}')
 	else
-		n=$(dd if="$d/$4" of=/dev/null bs=1M 2>&1 | awk '/bytes/ {print $1}')
+		n=$(${READER_CPUS:+taskset -c $READER_CPUS} dd if="$d/$4" of=/dev/null bs=1M 2>&1 | awk '/bytes/ {print $1}')
 	fi
 	t1=$EPOCHREALTIME
 	b=$(opstats "$d")
@@ -123,7 +131,8 @@ verify_one() { # server policy vers file
 start_snfsd() { # port [options]
 	mkdir -p "/run/snfsd-$1"
 	"$W/snfsd" -e "$EXP:rw,insecure,no_root_squash${2:+,$2}" -p "$1" \
-		-s "/run/snfsd-$1" --no-portmap -t 8 2>>"/run/snfsd-$1.log" &
+		-s "/run/snfsd-$1" --no-portmap -t 8 ${SNFSD_CPUS:+--cpus $SNFSD_CPUS} \
+		2>>"/run/snfsd-$1.log" &
 	echo "I|snfsd port $1 options '${2:-(defaults)}' pid $!"
 }
 
@@ -148,6 +157,7 @@ guest_main() {
 	if [[ " $SERVERS " == *" knfsd "* ]]; then
 		NFSD_THREADS=8 "$KVM_DIR/knfsd-guest.sh" $EXP 2>&1 | sed 's/^/I|/'
 	fi
+	echo "I|placement: dd on CPUs ${READER_CPUS:-(any)}, snfsd on CPUs ${SNFSD_CPUS:-(any)}, knfsd's threads on any"
 	start_snfsd $SP "$SNFSD_OPTS"
 	i=1
 	for mh in $MIN_HOLES; do
@@ -323,7 +333,7 @@ P("Files: %d MiB each. Each (server, policy, vers) is mounted once for the whole
   " dd (median run): READ + READ_PLUS calls, request bytes sent, reply bytes received (RPC headers included)."
   " *other* = any other RPC during the dd. verify = one more untimed read compared with the file on disk (cmp)." % (size, runs))
 for i in info:
-    if i.startswith(("mount ", "knfsd:", "allocated", "files made", "snfsd port")):
+    if i.startswith(("mount ", "knfsd:", "allocated", "files made", "snfsd port", "placement")):
         P("- " + i)
 seen = set()
 for e in errs:
@@ -543,6 +553,7 @@ host_main() {
 	NFS_KVM_KNFSD=1 "$KVM_DIR/run-guest.sh" --mem "${GUEST_MEM:-3G}" --timeout "${GUEST_TIMEOUT:-5400}" -- \
 		SIZE_MIB="$SIZE_MIB" RUNS="$RUNS" FILES="'$FILES'" MIN_HOLES="'$MIN_HOLES'" MH_FILES="'$MH_FILES'" \
 		VERS="'$VERS'" MODES="'$MODES'" SERVERS="'$SERVERS'" SNFSD_OPTS="'$SNFSD_OPTS'" \
+		READER_CPUS="'$READER_CPUS'" SNFSD_CPUS="'$SNFSD_CPUS'" \
 		bash "$ROOT/bench/sparse_guest.sh" --guest "$W" \
 		>"$W/guest.out" 2>"$W/guest.err"
 	rc=$?

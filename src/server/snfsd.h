@@ -21,13 +21,14 @@ struct snfsd_config {
 	int ncli_exports;
 	const char *exports_file; /* -f */
 	const char *listen_addr;  /* -l, default 127.0.0.1 */
-	uint16_t port;		  /* -p, default 2049 */
-	int threads;		  /* -t, default 8 */
-	int verbose;		  /* -v count */
-	const char *state_dir;	  /* -s, keys and client records */
-	bool no_portmap;	  /* do not answer or register on port 111 */
-	uint16_t metrics_port;	  /* --metrics-port; 0: no HTTP endpoint */
-	bool stats_client;	  /* --stats: print a running server's stats */
+	uint16_t port;            /* -p, default 2049 */
+	int threads;              /* -t, default 8 */
+	int verbose;              /* -v count */
+	const char *state_dir;    /* -s, keys and client records */
+	bool no_portmap;          /* do not answer or register on port 111 */
+	uint16_t metrics_port;    /* --metrics-port; 0: no HTTP endpoint */
+	bool stats_client;        /* --stats: print a running server's stats */
+	const char *cpus;         /* --cpus LIST: every thread on these CPUs */
 };
 
 struct mount_entry {
@@ -42,8 +43,8 @@ struct snfsd {
 	pthread_mutex_t exports_lock; /* guards the exports pointer only */
 	struct export_table *exports; /* swapped whole on SIGHUP */
 
-	uint8_t fh_key[16];	/* signs file handles; kept in state_dir */
-	uint8_t write_verf[8];	/* new at every start (WRITE/COMMIT) */
+	uint8_t fh_key[16];    /* signs file handles; kept in state_dir */
+	uint8_t write_verf[8]; /* new at every start (WRITE/COMMIT) */
 	uint64_t boot_time_ns;
 	/* NFSv4 owner domain (idmap.h): read once at start, for exports
 	 * with idmap=names and for "name@domain" owners clients send. */

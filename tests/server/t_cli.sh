@@ -17,6 +17,9 @@ check_eq "no export: exit 2" 2 $?
 check "no export: says so" grep -q 'nothing to export' "$T_DIR/noexp.out"
 "$SNFSD" -p 99999 -e /tmp >/dev/null 2>&1
 check_eq "bad port: exit 2" 2 $?
+"$SNFSD" --cpus 3-1 -e /tmp >"$T_DIR/cpus.out" 2>&1
+check_eq "bad CPU list: exit 2" 2 $?
+check "bad CPU list: says so" grep -qF "bad CPU list '3-1'" "$T_DIR/cpus.out"
 
 # A bad exports file is refused with file:line.
 mkdir -p "$T_DIR/a" "$T_DIR/b"
@@ -108,10 +111,33 @@ if snfsd_start "$PORT" -f "$T_DIR/exports" -e "$T_DIR/b:ro" --no-portmap -t 2; t
 	check "write verifier differs from the last start" test "$verf1" != "$(od -An -tx1 "$T_DIR/state/write.verf")"
 	check_eq "handle valid across restarts" "$mnt" "$($MCLI 127.0.0.1 "$PORT" mnt "$T_DIR/a")"
 	check_eq "-e and -f together" "$(printf '%s/a 127.0.0.1\n%s/b *' "$T_DIR" "$T_DIR")" "$($MCLI 127.0.0.1 "$PORT" export)"
+	check_eq "no --cpus: threads on every CPU" "$(grep Cpus_allowed_list /proc/self/status | cut -f2)" \
+		"$(grep -h Cpus_allowed_list /proc/"$SNFSD_PID"/task/*/status | sort -u | cut -f2)"
 	snfsd_stop INT
 	check_eq "SIGINT: exit 0" 0 $?
 else
 	notok "restart"
 fi
 check_no_sanitizer_reports "second run"
+
+# --cpus binds every thread (the workers, the loop's, the watcher's) to
+# the list; a CPU this machine does not have is refused at start.
+PORT=$(free_port)
+cpu=$(cut -d, -f1 </sys/devices/system/cpu/online | cut -d- -f1)
+if snfsd_start "$PORT" -e "$T_DIR/a" --no-portmap -t 3 --cpus "$cpu"; then
+	ok "start with --cpus $cpu"
+	check "--cpus logged" grep -q "3 threads on CPUs $cpu," "$T_DIR/snfsd.log"
+	check "several threads" test "$(ls /proc/"$SNFSD_PID"/task | wc -l)" -ge 4
+	check_eq "--cpus $cpu: every thread on CPU $cpu" "$cpu" \
+		"$(grep -h Cpus_allowed_list /proc/"$SNFSD_PID"/task/*/status | sort -u | cut -f2)"
+	check_eq "a call answered" "$T_DIR/a *" "$($MCLI 127.0.0.1 "$PORT" export)"
+	snfsd_stop TERM
+	check_eq "--cpus: SIGTERM exit 0" 0 $?
+else
+	notok "start with --cpus $cpu"
+fi
+"$SNFSD" --cpus 1023 -e "$T_DIR/a" -s "$T_DIR/state" --no-portmap -p 0 >"$T_DIR/cpus2.out" 2>&1
+check_eq "--cpus of a CPU not here: exit 1" 1 $?
+check "--cpus of a CPU not here: says so" grep -qF "cannot run on CPUs 1023" "$T_DIR/cpus2.out"
+check_no_sanitizer_reports "--cpus runs"
 exit $((T_FAILS > 0))
