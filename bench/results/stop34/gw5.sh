@@ -12,7 +12,7 @@ truncate -s $((SIZE_MIB * 12 + 256))M /srv/gwimg/fs.img
 mkfs.ext4 -q -F /srv/gwimg/fs.img && mount -o loop /srv/gwimg/fs.img $EXP || exit 1
 "$W/mkfiles" seed $EXP "$SIZE_MIB" >/dev/null
 NFSD_THREADS=8 /work/shared/tools/kvm/knfsd-guest.sh $EXP >/dev/null 2>&1
-"${SNFSD_A:-$W/snfsd}" -e "$EXP:rw,insecure,no_root_squash" -p 22161 -s /run/gw-state1 --no-portmap -t 8 2>/run/gw-1.log &
+"${SNFSD_A:-$W/snfsd}" -e "$EXP:rw,insecure,no_root_squash" -p 22161 -s /run/gw-state1 --no-portmap -t 8 ${CPUS:+--cpus $CPUS} 2>/run/gw-1.log &
 P1=$!
 "${SNFSD_B:-$W/snfsd}" -e "$EXP:rw,insecure,no_root_squash${B_OPTS-,no_zerocopy}" -p 22162 -s /run/gw-state2 --no-portmap -t 8 2>/run/gw-2.log &
 P2=$!
@@ -39,7 +39,7 @@ for n in $NAMES; do dd if=${MP[$n]}/$F of=/dev/null bs=4K count=100 iflag=direct
 for ((r = 1; r <= RUNS; r++)); do
 	for n in $NAMES; do
 		a=$(ops ${MP[$n]}); ta=$(ticks ${PID[$n]}); t0=$EPOCHREALTIME
-		dd if=${MP[$n]}/$F of=/dev/null bs=${BS:-4K} count=$N iflag=direct status=none
+		${READER:+taskset -c $READER} dd if=${MP[$n]}/$F of=/dev/null bs=${BS:-4K} count=$N iflag=direct status=none
 		t1=$EPOCHREALTIME; tb=$(ticks ${PID[$n]}); b=$(ops ${MP[$n]})
 		echo "R|$n|$r|$(awk -v a=$t1 -v b=$t0 'BEGIN{printf "%.3f", a-b}')|$a|$b|$((tb - ta))"
 	done
