@@ -157,6 +157,8 @@ guest_main() {
 	if [[ " $SERVERS " == *" knfsd "* ]]; then
 		NFSD_THREADS=8 "$KVM_DIR/knfsd-guest.sh" $EXP 2>&1 | sed 's/^/I|/'
 	fi
+	# one vCPU: nothing to keep apart (and --cpus 1 would not start)
+	[ "$(nproc)" -ge 2 ] || READER_CPUS= SNFSD_CPUS=
 	echo "I|placement: dd on CPUs ${READER_CPUS:-(any)}, snfsd on CPUs ${SNFSD_CPUS:-(any)}, knfsd's threads on any"
 	start_snfsd $SP "$SNFSD_OPTS"
 	i=1
