@@ -96,7 +96,8 @@ mount_one() { # server policy vers
 
 # One timed read: R|server|policy|vers|file|mode|run|seconds|bytes|counters
 read_one() { # server policy vers file mode run
-	local d a b t0 t1 n
+	local d a b t0 t1 n how=bs=1M
+	[ "${5%-warm}" = direct ] && how="iflag=direct bs=128K"
 	d=$(mnt "$1" "$2" "$3")
 	mountpoint -q "$d" || return 1
 	sync
@@ -106,11 +107,7 @@ read_one() { # server policy vers file mode run
 	[[ $5 == *-warm ]] && cat "$EXP/$4" >/dev/null
 	a=$(opstats "$d")
 	t0=$EPOCHREALTIME
-	if [ "${5%-warm}" = direct ]; then
-		n=$(${READER_CPUS:+taskset -c $READER_CPUS} dd if="$d/$4" of=/dev/null iflag=direct bs=128K 2>&1 | awk '/bytes/ {print $1}')
-	else
-		n=$(${READER_CPUS:+taskset -c $READER_CPUS} dd if="$d/$4" of=/dev/null bs=1M 2>&1 | awk '/bytes/ {print $1}')
-	fi
+	n=$(${READER_CPUS:+taskset -c $READER_CPUS} dd if="$d/$4" of=/dev/null $how 2>&1 | awk '/bytes/ {print $1}')
 	t1=$EPOCHREALTIME
 	b=$(opstats "$d")
 	echo "R|$1|$2|$3|$4|$5|$6|$(awk -v a="$t1" -v b="$t0" 'BEGIN {printf "%.4f", a - b}')|${n:-0}|$(

@@ -180,9 +180,8 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 			}
 			cfg->metrics_port = (uint16_t)v;
 			break;
-		case OPT_CPUS: {
-			cpu_set_t set;
-			if (util_cpulist_parse(optarg, &set) != 0) {
+		case OPT_CPUS:
+			if (util_cpulist_parse(optarg, &cfg->cpu_set) != 0) {
 				fprintf(stderr,
 				        "snfsd: bad CPU list '%s' (e.g. 1 or "
 				        "0-3,6)\n",
@@ -191,7 +190,6 @@ static int parse_args(int argc, char **argv, struct snfsd_config *cfg)
 			}
 			cfg->cpus = optarg;
 			break;
-		}
 		default:
 			usage(stderr);
 			return -1;
@@ -452,16 +450,12 @@ static bool portmap_register(struct snfsd *s)
  * (whose CPU flushes its whole TLB at each switch), snfsd kept off the
  * reader's CPU spent 215 instead of 400 us of CPU on a 4 KiB READ_PLUS
  * (bench/results/stop34). Returns 0, or 1 after saying why not. */
-static int bind_cpus(const char *list)
+static int bind_cpus(const struct snfsd_config *cfg)
 {
-	cpu_set_t set;
-
-	if (!list)
+	if (!cfg->cpus)
 		return 0;
-	if (util_cpulist_parse(list, &set) != 0) /* checked by parse_args */
-		return 1;
-	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-		fprintf(stderr, "snfsd: cannot run on CPUs %s: %s\n", list,
+	if (sched_setaffinity(0, sizeof(cfg->cpu_set), &cfg->cpu_set) != 0) {
+		fprintf(stderr, "snfsd: cannot run on CPUs %s: %s\n", cfg->cpus,
 		        strerror(errno));
 		return 1;
 	}
@@ -483,7 +477,7 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (s->cfg.stats_client)
 		return control_client(s->cfg.state_dir, "stats", stdout);
-	if (bind_cpus(s->cfg.cpus))
+	if (bind_cpus(&s->cfg))
 		return 1;
 	log_set_level(s->cfg.verbose >= LOG_DEBUG - LOG_INFO
 	                  ? LOG_DEBUG

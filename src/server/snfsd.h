@@ -4,6 +4,7 @@
 #define SNFS_SNFSD_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,7 +29,8 @@ struct snfsd_config {
 	bool no_portmap;          /* do not answer or register on port 111 */
 	uint16_t metrics_port;    /* --metrics-port; 0: no HTTP endpoint */
 	bool stats_client;        /* --stats: print a running server's stats */
-	const char *cpus;         /* --cpus LIST: every thread on these CPUs */
+	const char *cpus;         /* --cpus LIST as given (NULL: all CPUs) */
+	cpu_set_t cpu_set;        /* ... and as parsed */
 };
 
 struct mount_entry {
