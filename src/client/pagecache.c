@@ -1137,6 +1137,12 @@ static int flush_locked(struct pc_file *f, bool commit)
 		return rc;
 	for (int tries = 0; tries < COMMIT_TRIES; tries++) {
 		rc = write_dirty(f);
+		/* Everything written is stable on the server (FILE_SYNC
+		 * replies): its size holds our bytes, so none count past
+		 * it any more. Left set, wend outlived a later truncation
+		 * and brought the old size back at the next revalidation. */
+		if (rc == 0 && f->unstable_bytes == 0 && f->dirty_bytes == 0)
+			f->wend = 0;
 		if (rc < 0 || !commit || f->unstable_bytes == 0)
 			return rc;
 		uint8_t verf[8];
@@ -1283,6 +1289,8 @@ int pc_truncate(struct pc_file *f, uint64_t size)
 				         PC_PAGE_SIZE);
 		}
 		f->size = size;
+		if (f->wend > size)
+			f->wend = size; /* bytes past it are gone */
 		if (have_post) {
 			f->validator = post;
 			f->have_validator = true;

@@ -21,6 +21,7 @@ static struct {
 	uint8_t verf[8];
 	int reads, writes, commits;
 	uint32_t max_reply; /* if set: replies carry at most this much */
+	bool file_sync;     /* WRITE replies say FILE_SYNC */
 	int vec_calls, vec_fail_at; /* vectored: fail op #n once (-1 never) */
 } srv;
 
@@ -82,7 +83,7 @@ static int m_write_finish(struct snfs_ctx *c, struct rpc_req *r,
 	(void)c;
 	struct mock_req *m = (struct mock_req *)r;
 	res->count = m->count;
-	res->committed = SNFS_UNSTABLE;
+	res->committed = srv.file_sync ? SNFS_FILE_SYNC : SNFS_UNSTABLE;
 	memcpy(res->verf, srv.verf, 8);
 	free(m);
 	return 0;
@@ -369,6 +370,40 @@ static void test_eviction(void)
 	teardown(&c, f);
 }
 
+/* Regression (found by tests/interop/fsrand over snfs-mount): bytes
+ * written FILE_SYNC, then a truncation below them, then a revalidation
+ * (as after an ALLOCATE) brought the old write end back as the size. */
+static void test_truncate_after_stable_writes(void)
+{
+	struct snfs_ctx c;
+	uint8_t buf[65536];
+	memset(&srv, 0, sizeof(srv));
+	srv.file_sync = true;
+	struct pc_file *f = setup(&c, 8u << 20);
+	memset(buf, 3, sizeof(buf));
+	CHECK(pc_write(f, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+	          pc_flush(f, true) == 0 && srv.commits == 0,
+	      "FILE_SYNC writes need no COMMIT");
+	CHECK(pc_truncate(f, 1000) == 0 && pc_size(f) == 1000,
+	      "truncate below the written bytes");
+	struct snfs_stat st = {.type = SNFS_REG, .size = 1000};
+	st.mtime.tv_sec = 12345; /* a change made elsewhere: revalidate */
+	pc_file_validate(f, &st);
+	CHECK(pc_size(f) == 1000,
+	      "size after revalidation is the server's, not the old write end");
+	CHECK(pc_read(f, buf, sizeof(buf), 0) == 1000,
+	      "a read stops at the truncated size");
+	/* and a flush with nothing left unstable forgets the write end */
+	CHECK(pc_write(f, buf, 100, 50000) == 100 && pc_flush(f, false) == 0,
+	      "write past the end, sent FILE_SYNC");
+	srv.size = 2000; /* truncated by another client */
+	st.size = 2000;
+	st.mtime.tv_sec = 12346;
+	pc_file_validate(f, &st);
+	CHECK(pc_size(f) == 2000, "another client's truncation is seen");
+	teardown(&c, f);
+}
+
 /* Large reads of uncached bytes go straight into the caller's buffer:
  * right data, no pages, one READ per rsize; short replies and an EOF
  * that moved are handled; bytes of ours waiting to go out keep reads on
@@ -528,6 +563,7 @@ int main(void)
 	test_write_then_read();
 	test_verifier_change();
 	test_eviction();
+	test_truncate_after_stable_writes();
 	test_direct_read();
 	test_write_vec();
 	TEST_EXIT();

@@ -928,6 +928,54 @@ static void test_wide_count(void)
 	rep_free(&r.rep);
 }
 
+/* Ranges under 4 bytes go as one DATA segment, holes as zeros: the Linux
+ * 6.12 client failed O_DIRECT reads of 1-3 bytes with EIO whenever the
+ * reply held a HOLE (tests/interop/fsrand found it). From 4 bytes holes
+ * are holes again. */
+static void test_tiny_ranges(const char *dir)
+{
+	static struct rp_reply r;
+	static uint8_t d[8192];
+	char p[256], msg[200];
+	int fd;
+	static const struct {
+		uint64_t off;
+		uint32_t n;
+		uint8_t first; /* the first byte's value */
+	} q[] = {{8192, 1, 0}, {9000, 2, 0}, {12285, 3, 0},
+	         {8191, 2, 7}, {8191, 3, 7}, {12286, 3, 0}};
+
+	snprintf(p, sizeof(p), "%s/tiny", dir);
+	memset(d, 7, sizeof(d));
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && pwrite(fd, d, sizeof(d), 0) == (ssize_t)sizeof(d) &&
+	          ftruncate(fd, 12288 + 1000) == 0 && close(fd) == 0,
+	      "tiny: 8 KiB of data, then a hole to 13288");
+	for (unsigned i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		uint32_t st = read_plus(dir, "tiny", q[i].off, q[i].n, &r);
+		bool zeros = true;
+		for (uint32_t k = 1;
+		     st == 0 && r.n == 1 && !r.s[0].hole && k < r.s[0].len; k++)
+			zeros = zeros &&
+			        r.s[0].data[k] == (q[i].off + k < 8192 ? 7 : 0);
+		snprintf(msg, sizeof(msg),
+		         "tiny: READ_PLUS of %u bytes at %llu: one DATA "
+		         "segment, holes as zeros",
+		         q[i].n, (unsigned long long)q[i].off);
+		CHECK(st == 0 && r.n == 1 && !r.s[0].hole &&
+		          r.s[0].off == q[i].off && r.s[0].len == q[i].n &&
+		          r.s[0].data[0] == q[i].first && zeros && !r.eof,
+		      msg);
+	}
+	CHECK(read_plus(dir, "tiny", 9000, 4, &r) == 0 && r.n == 1 &&
+	          r.s[0].hole && r.s[0].off == 9000,
+	      "tiny: from 4 bytes a hole is a HOLE");
+	CHECK(read_plus(dir, "tiny", 13286, 3, &r) == 0 && r.n == 1 &&
+	          !r.s[0].hole && r.s[0].len == 2 && r.eof,
+	      "tiny: 2 bytes before EOF, in the hole: DATA, eof");
+	rep_free(&r.rep);
+}
+
 static int setup(void)
 {
 	const char *specs[7];
@@ -1079,6 +1127,8 @@ int main(void)
 	test_threshold();
 	test_threshold_auto();
 	test_wide_count();
+	test_tiny_ranges(rp0);
+	test_tiny_ranges(rpauto);
 	test_detect_zeroes();
 	test_seek();
 	test_options();

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Runs inside the test guest for t_fsrand.sh: the Linux kernel client
+# mounts SERVER:EXPORT with vers=3 (MOUNT and NFS on PORT), 4.1 and 4.2,
+# and fsrand runs on each mount at once (4.2 twice: two files), with
+# unaligned direct I/O. Output lines, by prefix:
+#   R|step rc    the guest's steps
+#   F|MOUNT FILE SEED rc   one per fsrand run, then its last lines as
+#   O|MOUNT FILE ...       (fsrand's "ok" and "size N hash H" lines, or
+#                           what it printed when a byte was wrong)
+#   M|op: ...    per-op counts of the 4.2 mount
+# usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED
+set -u
+SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6
+
+step() { # name cmd...: run, print its status
+	local name=$1 rc
+	shift
+	"$@" >/tmp/step.out 2>&1
+	rc=$?
+	echo "R|$name $rc"
+	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
+	return $rc
+}
+
+mkdir -p /m3 /m41 /m42
+step mount-3 mount -t nfs -o "vers=3,proto=tcp,mountproto=tcp,nolock,port=$PORT,mountport=$PORT,retry=0" \
+	"$SERVER:$EXPORT" /m3 || exit 1
+step mount-41 mount -t nfs -o "vers=4.1,port=$PORT,retry=0" "$SERVER:$EXPORT" /m41 || exit 1
+step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:$EXPORT" /m42 || exit 1
+
+# mount file seed: one run, its output kept for the host
+run() {
+	"$FSRAND" -u -m 262144 -n "$OPS" -s "$3" "/$1/$2" >"/tmp/fsrand.$2" 2>&1
+	echo $? >"/tmp/fsrand.$2.rc"
+}
+pids=()
+run m42 f42a "$SEED" &
+pids+=($!)
+run m42 f42b "$((SEED + 1))" &
+pids+=($!)
+run m41 f41 "$((SEED + 2))" &
+pids+=($!)
+run m3 f3 "$((SEED + 3))" &
+pids+=($!)
+wait "${pids[@]}"
+for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3; do
+	IFS=: read -r m f k <<<"$r"
+	echo "F|$m $f $((SEED + k)) $(cat "/tmp/fsrand.$f.rc")"
+	tail -60 "/tmp/fsrand.$f" | sed "s/^/O|$m $f /"
+done
+
+awk '/^device / { on = index($0, " mounted on /m42 with ") > 0; ops = 0; next }
+	on && /per-op statistics/ { ops = 1; next }
+	on && ops && NF > 1 && $2 > 0 { print "M|" $0 }' /proc/self/mountstats
+step umount-3 umount /m3
+step umount-41 umount /m41
+step umount-42 umount /m42

@@ -1,0 +1,143 @@
+#!/bin/bash
+# Random file operations checked against a model (tests/interop/fsrand.c)
+# through every client we have, against the ASan snfsd:
+#   1. the checker itself on a local directory, and its negative control
+#      (-C changes a byte behind the model's back: the run must fail);
+#   2. snfs-mount (ASan, libsnfs's page cache) over NFSv4.2 and NFSv3;
+#   3. the Linux kernel client in one QEMU guest: vers=3, 4.1 and 4.2 at
+#      once (fsrand_guest.sh), unaligned O_DIRECT included.
+# After each run the server's copy of the file must hash to what the
+# model says (size and FNV-1a of the bytes). The seed is random per run
+# and printed; FSRAND_SEED=N repeats one, FSRAND_OPS sets the length.
+set -u
+. "$(dirname "$0")/../lib.sh"
+HERE=$ROOT/tests/interop
+OPS=${FSRAND_OPS:-1500}
+SEED=${FSRAND_SEED:-$(($(date +%s) % 100000 * 10))}
+MOUNT_BIN=${MOUNT_BIN:-$ROOT/build/asan/snfs-mount}
+FSRAND=$ROOT/build/tests/interop/fsrand
+echo "# seed $SEED, $OPS operations per run (FSRAND_SEED=$SEED repeats it)"
+make -s -C "$ROOT" build/tests/interop/fsrand >/dev/null || notok "build fsrand"
+scratch
+MPIDS=()
+cleanup() {
+	local m
+	for m in "$T_DIR"/mnt*; do
+		mountpoint -q "$m" 2>/dev/null && fusermount3 -u -z "$m" 2>/dev/null
+	done
+	snfsd_stop KILL
+	rm -rf "$T_DIR"
+}
+trap cleanup EXIT
+chmod 755 "$T_DIR"
+EXP=$T_DIR/export
+mkdir -p "$EXP" "$T_DIR/local"
+
+# run NAME FILE [fsrand options]: one run; ok when it passes and the
+# file (or SERVER_COPY, when set) hashes as the model.
+run() {
+	local name=$1 file=$2 out=$T_DIR/$1.out
+	shift 2
+	"$FSRAND" "$@" "$file" >"$out" 2>&1
+	local rc=$?
+	if [ "$rc" = 0 ]; then
+		ok "$name: $(grep '^fsrand: ok' "$out" | cut -d' ' -f3-)"
+	else
+		notok "$name: fsrand exit status $rc"
+		head -60 "$out" | sed 's/^/#   /'
+		return 1
+	fi
+	check_eq "$name: the server's copy is the model's" \
+		"$(tail -1 "$out")" "$("$FSRAND" -H "${SERVER_COPY:-$file}" 2>&1)"
+}
+
+# ---- 1. the checker ----
+run "local" "$T_DIR/local/f" -n "$OPS" -s "$SEED"
+"$FSRAND" -C -n 300 -s "$SEED" "$T_DIR/local/c" >"$T_DIR/c.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q 'final read of .* byte .* is 0x' "$T_DIR/c.out"; then
+	ok "negative control: a byte changed behind the model is caught"
+else
+	notok "negative control: fsrand -C exited $rc"
+	head -5 "$T_DIR/c.out" | sed 's/^/#   /'
+fi
+
+PORT=$(free_port)
+if snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash"; then
+	ok "snfsd listening on $PORT"
+else
+	notok "snfsd listening on $PORT"
+	tail -20 "$T_DIR/snfsd.log" >&2
+	exit 1
+fi
+
+# ---- 2. snfs-mount ----
+if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	for v in 4.2 3; do
+		m=$T_DIR/mnt$v
+		mkdir -p "$m"
+		"$MOUNT_BIN" "nfs://127.0.0.1:$PORT$EXP?version=$v" "$m" -f >>"$T_DIR/mount$v.log" 2>&1 &
+		mpid=$!
+		for _ in $(seq 1 100); do
+			mountpoint -q "$m" && break
+			sleep 0.1
+		done
+		if ! mountpoint -q "$m"; then
+			notok "snfs-mount version=$v mounted"
+			continue
+		fi
+		SERVER_COPY=$EXP/m$v run "snfs-mount v$v" "$m/m$v" -u -n "$OPS" -s "$((SEED + 7))"
+		fusermount3 -u "$m" || fusermount3 -u -z "$m"
+		wait "$mpid"
+		check_eq "snfs-mount v$v exits 0" 0 $?
+		if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/mount$v.log"; then
+			notok "snfs-mount v$v: sanitizer report"
+			grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/mount$v.log" | head -40 >&2
+		fi
+	done
+else
+	ok "snfs-mount part skipped: no /dev/fuse or fusermount3"
+fi
+
+# ---- 3. the Linux kernel client ----
+if [ -x "$KVM" ]; then
+	cd "$ROOT" || exit 1
+	t0=$(date +%s)
+	kvm_run "$T_DIR/guest.out" "$T_DIR/guest.err" --mem 2G --timeout 1200 -- \
+		bash "$HERE/fsrand_guest.sh" 10.0.2.2 "$PORT" "$EXP" "$FSRAND" "$OPS" "$SEED"
+	rc=$?
+	echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
+	cp "$T_DIR/guest.out" "$ROOT/build/test-logs/fsrand_guest.out" 2>/dev/null
+	check_eq "guest exit status" 0 "$rc"
+	[ "$rc" = 0 ] || tail -30 "$T_DIR/guest.err" | sed 's/^/# guest: /'
+	for s in mount-3 mount-41 mount-42 umount-3 umount-41 umount-42; do
+		check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$T_DIR/guest.out" | cut -c3-)"
+	done
+	for r in m42:f42a m42:f42b m41:f41 m3:f3; do
+		IFS=: read -r m f <<<"$r"
+		line=$(grep "^F|$m $f " "$T_DIR/guest.out")
+		name="kernel client ${m#m}, $f (seed $(echo "$line" | cut -d' ' -f3))"
+		if [ -n "$line" ] && [ "${line##* }" = 0 ]; then
+			ok "$name: $(grep "^O|$m $f fsrand: ok" "$T_DIR/guest.out" | cut -d' ' -f5-)"
+			check_eq "$name: the server's copy is the model's" \
+				"$(grep "^O|$m $f size " "$T_DIR/guest.out" | cut -d' ' -f3-)" \
+				"$("$FSRAND" -H "$EXP/$f" 2>&1)"
+		else
+			notok "$name: fsrand failed ('$line')"
+			grep "^O|$m $f " "$T_DIR/guest.out" | cut -d' ' -f3- | head -60 | sed 's/^/#   /'
+		fi
+	done
+	echo "# 4.2 per-op counts (op: ops transmissions timeouts bytes_sent bytes_recv ...):"
+	grep '^M|' "$T_DIR/guest.out" | cut -c3- | sed 's/^[[:space:]]*/#   /'
+	for op in READ_PLUS SEEK ALLOCATE DEALLOCATE COPY; do
+		check "kernel 4.2 mount sent $op calls" grep -qE "^M\|[[:space:]]*$op: [1-9]" "$T_DIR/guest.out"
+	done
+else
+	notok "kernel client part: $KVM not found"
+fi
+
+check "snfsd alive after the runs" snfsd_alive
+snfsd_stop TERM
+check_eq "snfsd exits 0 on SIGTERM" 0 $?
+check_no_sanitizer_reports fsrand
+[ "$T_FAILS" = 0 ]
