@@ -8,9 +8,9 @@
 #   O|MOUNT FILE ...       (fsrand's "ok" and "size N hash H" lines, or
 #                           what it printed when a byte was wrong)
 #   M|op: ...    per-op counts of the 4.2 mount
-# usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED
+# usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED [MAXSIZE]
 set -u
-SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6
+SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6 MAX=${7:-262144}
 
 step() { # name cmd...: run, print its status
 	local name=$1 rc
@@ -30,7 +30,7 @@ step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:$EXPORT" /m
 
 # mount file seed: one run, its output kept for the host
 run() {
-	"$FSRAND" -u -m 262144 -n "$OPS" -s "$3" "/$1/$2" >"/tmp/fsrand.$2" 2>&1
+	"$FSRAND" -u -m "$MAX" -n "$OPS" -s "$3" "/$1/$2" >"/tmp/fsrand.$2" 2>&1
 	echo $? >"/tmp/fsrand.$2.rc"
 }
 pids=()

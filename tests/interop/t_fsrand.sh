@@ -3,7 +3,8 @@
 # through every client we have, against the ASan snfsd:
 #   1. the checker itself on a local directory, and its negative control
 #      (-C changes a byte behind the model's back: the run must fail);
-#   2. snfs-mount (ASan, libsnfs's page cache) over NFSv4.2 and NFSv3;
+#   2. snfs-mount (ASan, libsnfs's page cache) over NFSv4.2 and NFSv3,
+#      and over nfs-ganesha (../shared/tools/peers) by NFSv3 and 4.1;
 #   3. the Linux kernel client in one QEMU guest: vers=3, 4.1 and 4.2 at
 #      once (fsrand_guest.sh), unaligned O_DIRECT included.
 # After each run the server's copy of the file must hash to what the
@@ -19,12 +20,12 @@ FSRAND=$ROOT/build/tests/interop/fsrand
 echo "# seed $SEED, $OPS operations per run (FSRAND_SEED=$SEED repeats it)"
 make -s -C "$ROOT" build/tests/interop/fsrand >/dev/null || notok "build fsrand"
 scratch
-MPIDS=()
 cleanup() {
 	local m
 	for m in "$T_DIR"/mnt*; do
 		mountpoint -q "$m" 2>/dev/null && fusermount3 -u -z "$m" 2>/dev/null
 	done
+	[ -n "${GPORT:-}" ] && "$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
 	snfsd_stop KILL
 	rm -rf "$T_DIR"
 }
@@ -71,30 +72,50 @@ else
 	exit 1
 fi
 
-# ---- 2. snfs-mount ----
+# ---- 2. snfs-mount, over snfsd and over nfs-ganesha ----
+# fuse_run NAME URL MNT SERVER_DIR SEED: mount, one run, unmount.
+fuse_run() {
+	local name=$1 url=$2 m=$3 sdir=$4 seed=$5 mpid
+	mkdir -p "$m"
+	"$MOUNT_BIN" "$url" "$m" -f >>"$T_DIR/$name.mlog" 2>&1 &
+	mpid=$!
+	for _ in $(seq 1 100); do
+		mountpoint -q "$m" && break
+		sleep 0.1
+	done
+	if ! mountpoint -q "$m"; then
+		notok "$name: snfs-mount mounted"
+		return
+	fi
+	SERVER_COPY=$sdir/$name run "$name" "$m/$name" -u -n "$OPS" -s "$seed"
+	fusermount3 -u "$m" || fusermount3 -u -z "$m"
+	wait "$mpid"
+	check_eq "$name: snfs-mount exits 0" 0 $?
+	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog"; then
+		notok "$name: sanitizer report in snfs-mount's log"
+		grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/$name.mlog" | head -40 >&2
+	fi
+}
+GPORT=
 if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	for v in 4.2 3; do
-		m=$T_DIR/mnt$v
-		mkdir -p "$m"
-		"$MOUNT_BIN" "nfs://127.0.0.1:$PORT$EXP?version=$v" "$m" -f >>"$T_DIR/mount$v.log" 2>&1 &
-		mpid=$!
-		for _ in $(seq 1 100); do
-			mountpoint -q "$m" && break
-			sleep 0.1
-		done
-		if ! mountpoint -q "$m"; then
-			notok "snfs-mount version=$v mounted"
-			continue
-		fi
-		SERVER_COPY=$EXP/m$v run "snfs-mount v$v" "$m/m$v" -u -n "$OPS" -s "$((SEED + 7))"
-		fusermount3 -u "$m" || fusermount3 -u -z "$m"
-		wait "$mpid"
-		check_eq "snfs-mount v$v exits 0" 0 $?
-		if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/mount$v.log"; then
-			notok "snfs-mount v$v: sanitizer report"
-			grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/mount$v.log" | head -40 >&2
-		fi
+		fuse_run "snfs-mount-v$v" "nfs://127.0.0.1:$PORT$EXP?version=$v" "$T_DIR/mnt$v" "$EXP" "$((SEED + 7))"
 	done
+	# libsnfs against another server (4.1: ganesha 4.3's READ_PLUS is
+	# broken, ../shared/tools/peers/README.md).
+	GPORT=$(free_port_pair)
+	mkdir -p "$T_DIR/gexp"
+	if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
+		fuse_run "ganesha-v3" "nfs://127.0.0.1/export?version=3&nfsport=$GPORT&mountport=$((GPORT + 1))" \
+			"$T_DIR/mntg3" "$T_DIR/gexp" "$((SEED + 8))"
+		fuse_run "ganesha-v4.1" "nfs://127.0.0.1/export?version=4.1&nfsport=$GPORT" \
+			"$T_DIR/mntg41" "$T_DIR/gexp" "$((SEED + 9))"
+	else
+		notok "nfs-ganesha started"
+		tail -20 "$T_DIR/ganesha.log" | sed 's/^/#   /'
+	fi
+	"$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
+	GPORT=
 else
 	ok "snfs-mount part skipped: no /dev/fuse or fusermount3"
 fi
