@@ -163,6 +163,13 @@ int snfs_fsync(struct snfs_file *f);
 /* Flush and free; returns the flush error, if any. */
 int snfs_close(struct snfs_file *f);
 int snfs_fstat(struct snfs_file *f, struct snfs_stat *st);
+/* The attributes fetched when f was opened (close-to-open), without a
+ * call; the size is the one this context knows now: the open's, moved
+ * by its writes (sent or not) and truncations since. True when the open
+ * showed the file changed, by someone else, since this context last
+ * opened it: a layer that caches attributes of its own (a FUSE kernel)
+ * must drop them. */
+bool snfs_open_attrs(struct snfs_file *f, struct snfs_stat *st);
 int snfs_ftruncate(struct snfs_file *f, uint64_t size);
 
 /* Next data / hole at or after off (lseek SEEK_DATA/SEEK_HOLE): the

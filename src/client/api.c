@@ -49,6 +49,8 @@ struct snfs_file {
 	struct pc_file *pf;
 	int flags;
 	void *proto_state;
+	struct snfs_stat open_st; /* fetched at open (close-to-open) */
+	bool open_changed;        /* ... and they showed a change */
 };
 
 static const struct snfs_proto_ops *proto_for(enum snfs_version v)
@@ -481,7 +483,8 @@ int snfs_open(struct snfs_ctx *c, const char *path, int flags, mode_t mode,
 	}
 	/* Close-to-open: the attributes just fetched decide whether what we
 	 * cached of this file is still good. */
-	pc_file_validate(f->pf, &st);
+	f->open_changed = pc_file_validate(f->pf, &st);
+	f->open_st = st;
 	if ((flags & O_TRUNC) && acc != O_RDONLY && st.size > 0)
 		rc = pc_truncate(f->pf, 0);
 	if (rc == 0 && c->ops->open_state)
@@ -544,6 +547,13 @@ int snfs_fstat(struct snfs_file *f, struct snfs_stat *st)
 	if (sz > st->size)
 		st->size = sz; /* writes not yet sent */
 	return 0;
+}
+
+bool snfs_open_attrs(struct snfs_file *f, struct snfs_stat *st)
+{
+	*st = f->open_st;
+	st->size = pc_size(f->pf); /* moved by our writes and truncations */
+	return f->open_changed;
 }
 
 int snfs_ftruncate(struct snfs_file *f, uint64_t size)
@@ -865,7 +875,8 @@ int snfs_h_open(struct snfs_ctx *c, const struct snfs_handle *h, int flags,
 		free(f);
 		return fail_op(-ENOMEM, "open");
 	}
-	pc_file_validate(f->pf, &st); /* close-to-open, as in snfs_open */
+	f->open_changed = pc_file_validate(f->pf, &st); /* as in snfs_open */
+	f->open_st = st;
 	if ((flags & O_TRUNC) && acc != O_RDONLY && st.size > 0)
 		rc = pc_truncate(f->pf, 0);
 	if (rc == 0 && c->ops->open_state)

@@ -387,10 +387,13 @@ static bool same_file_version(const struct snfs_stat *a,
 	       a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-void pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
+bool pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
 {
+	bool changed;
+
 	pthread_mutex_lock(&f->lock);
-	if (!f->have_validator || !same_file_version(&f->validator, st)) {
+	changed = f->have_validator && !same_file_version(&f->validator, st);
+	if (!f->have_validator || changed) {
 		/* Someone else changed the file: forget clean data. Our own
 		 * unsent or uncommitted bytes stay. */
 		struct pc_page *p = f->lru.lnext, *next;
@@ -414,6 +417,7 @@ void pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
 	f->validator = *st;
 	f->have_validator = true;
 	pthread_mutex_unlock(&f->lock);
+	return changed;
 }
 
 uint64_t pc_size(struct pc_file *f)

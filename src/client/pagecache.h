@@ -88,8 +88,9 @@ void pc_cache_free(struct pc_cache *pc);
 struct pc_file *pc_file_get(struct snfs_ctx *c, const struct snfs_fh *fh);
 void pc_file_put(struct pc_file *f);
 /* Close-to-open: attributes fetched at open; drop the cache if the file
- * changed since we last saw it. */
-void pc_file_validate(struct pc_file *f, const struct snfs_stat *st);
+ * changed since we last saw it. True when it had been seen before and
+ * changed. */
+bool pc_file_validate(struct pc_file *f, const struct snfs_stat *st);
 
 ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off);
 ssize_t pc_write(struct pc_file *f, const void *buf, size_t count,

@@ -34,6 +34,7 @@ size_t itab_count(struct itab *t);
 /* ---- the mount ---- */
 struct mnt {
 	struct snfs_ctx *ctx;
+	struct fuse_session *se; /* for notifications to the kernel */
 	struct itab *it;
 	double attr_timeout, entry_timeout;
 	bool kernel_cache; /* let the kernel keep pages across opens */

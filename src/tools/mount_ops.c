@@ -436,6 +436,32 @@ static int open_flags(int flags)
 	return flags & (O_ACCMODE | O_TRUNC | O_APPEND);
 }
 
+/* Close-to-open for the kernel's attribute cache too. libsnfs checks the
+ * file at every open, but the kernel trusts the size it holds for
+ * attr_timeout and uses it without asking (copy_file_range, mmap,
+ * O_APPEND, reads it thinks are past the end): another client's changes
+ * went unseen for up to a second (tests/interop/fsrand -2 found it:
+ * copies of nothing, SIGBUS in a mapping). When the open shows a change,
+ * drop the kernel's attributes, and give it the new size at once: a
+ * store of the file's last byte (a store of nothing leaves the size as it
+ * is), which the kernel drops with the other pages as the open ends. A
+ * smaller size is fetched again at the next stat or read past it. */
+static void kernel_cto(struct mnt *m, fuse_ino_t ino, struct snfs_file *f)
+{
+	struct snfs_stat s;
+	uint8_t last;
+	struct fuse_bufvec one = FUSE_BUFVEC_INIT(1);
+
+	if (!m->se || !snfs_open_attrs(f, &s))
+		return;
+	(void)fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
+	if (s.size == 0 || snfs_pread(f, &last, 1, s.size - 1) != 1)
+		return;
+	one.buf[0].mem = &last;
+	(void)fuse_lowlevel_notify_store(m->se, ino, (off_t)(s.size - 1), &one,
+	                                 0);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mnt *m = mnt_of(req);
@@ -448,6 +474,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		reply_err(req, rc);
 		return;
 	}
+	kernel_cto(m, ino, f);
 	set_open_flags(m, fi, f);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		snfs_close(f); /* interrupted: no RELEASE will come */
@@ -513,12 +540,32 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
                      size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct snfs_file *f = file_of(fi);
+	struct snfs_stat s;
+	size_t asked = size;
 	(void)ino;
-	ssize_t n = snfs_pwrite(file_of(fi), buf, size, (uint64_t)off);
+
+	/* A page written back from a mapping (there is no writeback cache,
+	 * so nothing else comes this way) cannot make the file longer; the
+	 * kernel cuts it at the size it holds, which can be older than a
+	 * truncation by another client (see kernel_cto): without this cut
+	 * the page's tail came back to life past the new end. */
+	if (fi->writepage) {
+		(void)snfs_open_attrs(f, &s);
+		if ((uint64_t)off >= s.size)
+			size = 0;
+		else if (size > s.size - (uint64_t)off)
+			size = (size_t)(s.size - (uint64_t)off);
+		if (size == 0) {
+			fuse_reply_write(req, asked);
+			return;
+		}
+	}
+	ssize_t n = snfs_pwrite(f, buf, size, (uint64_t)off);
 	if (n < 0)
 		reply_err(req, (int)n);
 	else
-		fuse_reply_write(req, (size_t)n);
+		fuse_reply_write(req, (size_t)n == size ? asked : (size_t)n);
 }
 
 /* close(2): write back and commit, so close reports a failed write and

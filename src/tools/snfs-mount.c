@@ -242,6 +242,7 @@ static int start(struct cmdline *c, struct fuse_session **se)
 	fuse_opt_free_args(&args);
 	if (!*se)
 		return -EINVAL;
+	c->m.se = *se;
 	if (fuse_session_mount(*se, c->mountpoint) != 0) {
 		fuse_session_destroy(*se);
 		*se = NULL;

@@ -404,6 +404,32 @@ static void test_truncate_after_stable_writes(void)
 	teardown(&c, f);
 }
 
+/* pc_file_validate says whether the file changed since it was last
+ * seen: what snfs_open_attrs reports, and snfs-mount then drops the
+ * kernel's attributes (kernel_cto in src/tools/mount_ops.c). */
+static void test_validate_reports_change(void)
+{
+	static struct snfs_fh fh = {.len = 4, .data = "mock"};
+	struct snfs_ctx c;
+	struct snfs_stat st = {.type = SNFS_REG, .size = 10};
+
+	memset(&c, 0, sizeof(c));
+	memset(&srv, 0, sizeof(srv));
+	c.ops = &mock_ops;
+	c.rsize = c.wsize = 65536;
+	pc_cache_new(&c.pc, 1u << 20);
+	struct pc_file *f = pc_file_get(&c, &fh);
+	CHECK(!pc_file_validate(f, &st), "first look: not a change");
+	CHECK(!pc_file_validate(f, &st), "same attributes: not a change");
+	st.change = 7;
+	CHECK(pc_file_validate(f, &st), "another change attribute: a change");
+	st.size = 20;
+	CHECK(pc_file_validate(f, &st) && pc_size(f) == 20,
+	      "another size: a change, and the new size");
+	CHECK(!pc_file_validate(f, &st), "then steady again");
+	teardown(&c, f);
+}
+
 /* Large reads of uncached bytes go straight into the caller's buffer:
  * right data, no pages, one READ per rsize; short replies and an EOF
  * that moved are handled; bytes of ours waiting to go out keep reads on
@@ -564,6 +590,7 @@ int main(void)
 	test_verifier_change();
 	test_eviction();
 	test_truncate_after_stable_writes();
+	test_validate_reports_change();
 	test_direct_read();
 	test_write_vec();
 	TEST_EXIT();

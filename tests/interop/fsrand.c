@@ -1,8 +1,9 @@
 /* fsrand: random operations on one file, every read checked against an
  * in-memory model of what the file must hold.
  *
- *   fsrand [-n OPS] [-s SEED] [-m MAXSIZE] [-x OPS_LETTERS] [-u] [-v] [-C] FILE
- *   fsrand -H FILE        (print size and hash of FILE, as the run ends)
+ *   fsrand [-n OPS] [-s SEED] [-m MAXSIZE] [-x OPS_LETTERS] [-u] [-v] [-C] [-2
+ * PATH2] FILE fsrand -H FILE        (print size and hash of FILE, as the run
+ * ends)
  *
  * Made for network mounts: writes go through the client's page cache,
  * by O_DIRECT and through a shared mapping; reads come from the cache, by
@@ -22,7 +23,10 @@
  * direct I/O use any offset and length (NFS allows it); without it they are 4
  * KiB aligned, which every local file system accepts.
  *
- * -v prints each operation as it starts; -C changes one byte behind the
+ * -2 PATH2 names the same file by another way (a second client's mount,
+ * or the server's directory): reopens then switch between the two, which
+ * tests close-to-open consistency across clients. -v prints each
+ * operation as it starts; -C changes one byte behind the
  * model's back before the final check (which must then fail: the test
  * of the checker).
  *
@@ -48,8 +52,9 @@
 
 struct run {
 	const char *path;
-	int fd, dfd; /* dfd: O_DIRECT, or -1 */
-	int sfd;     /* FILE.src: fixed bytes to copy from (op x) */
+	const char *path2; /* -2: the same file by another way, or NULL */
+	int fd, dfd;       /* dfd: O_DIRECT, or -1 */
+	int sfd;           /* FILE.src: fixed bytes to copy from (op x) */
 	uint8_t *src;
 	size_t src_size;
 	uint8_t *model;
@@ -57,6 +62,7 @@ struct run {
 	uint8_t *buf; /* ALIGN-aligned, max + ALIGN bytes */
 	uint64_t rng;
 	bool unaligned, trace, corrupt;
+	const char *path1;        /* the FILE argument: -u applies there only */
 	char ops[32];             /* enabled letters */
 	unsigned long count[128]; /* per letter done */
 	unsigned long refused[128];
@@ -195,6 +201,18 @@ static void set_size(struct run *r, size_t n)
 	r->size = n;
 }
 
+static int open_src(struct run *r, bool create)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.src", r->path);
+	fd = open(path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0644);
+	if (fd < 0)
+		fail(r, "open FILE.src", errno);
+	return fd;
+}
+
 static int open_file(struct run *r, int flags)
 {
 	int fd = open(r->path, O_RDWR | flags, 0644);
@@ -204,15 +222,28 @@ static int open_file(struct run *r, int flags)
 	return fd;
 }
 
+/* Close and open again; with -2, half the time through the other path
+ * to the file (another client's mount, or the server's own directory):
+ * close-to-open consistency says the new open sees everything written
+ * and closed through the old one. */
 static void reopen(struct run *r)
 {
+	if (fsync(r->fd) != 0)
+		fail(r, "fsync", errno);
 	if (close(r->fd) != 0)
 		fail(r, "close", errno);
-	r->fd = open_file(r, 0);
-	if (r->dfd >= 0) {
-		close(r->dfd);
-		r->dfd = open_file(r, O_DIRECT);
+	if (r->path2 && below(r, 2)) {
+		const char *t = r->path;
+		r->path = r->path2;
+		r->path2 = t;
+		close(r->sfd);
+		r->sfd = open_src(r, false);
 	}
+	note(r, "reopen %s", r->path);
+	r->fd = open_file(r, 0);
+	if (r->dfd >= 0)
+		close(r->dfd);
+	r->dfd = open_file(r, O_DIRECT);
 }
 
 /* Direct I/O range: anything with -u, else whole aligned blocks. */
@@ -220,7 +251,7 @@ static void direct_range(struct run *r, size_t limit, size_t *off, size_t *len)
 {
 	*off = pick_off(r, limit);
 	*len = pick_len(r, r->max - *off);
-	if (r->unaligned)
+	if (r->unaligned && r->path == r->path1)
 		return;
 	*off &= ~(size_t)(ALIGN - 1);
 	*len = (*len + ALIGN - 1) & ~(size_t)(ALIGN - 1);
@@ -424,18 +455,13 @@ static bool op_copy_from(struct run *r)
  * written and synced before the run. */
 static void make_src(struct run *r)
 {
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s.src", r->path);
 	r->src_size = r->max / 2;
 	r->src = malloc(r->src_size);
 	if (!r->src)
 		exit(1);
 	fill(r, r->src, r->src_size);
 	memset(r->src + r->src_size / 4, 0, r->src_size / 4);
-	r->sfd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (r->sfd < 0)
-		fail(r, "open FILE.src", errno);
+	r->sfd = open_src(r, true);
 	if (pwrite(r->sfd, r->src, r->src_size / 4, 0) !=
 	        (ssize_t)(r->src_size / 4) ||
 	    pwrite(r->sfd, r->src + r->src_size / 2,
@@ -546,7 +572,6 @@ static bool do_op(struct run *r, char c)
 			fail(r, "fsync", errno);
 		return true;
 	case 'o':
-		note(r, "reopen");
 		reopen(r);
 		return true;
 	case 'e':
@@ -607,8 +632,10 @@ static void verify_all(struct run *r)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsrand [-n OPS] [-s SEED] [-m MAXSIZE] "
-	                "[-x LETTERS] [-u] [-v] [-C] FILE | fsrand -H FILE\n");
+	fprintf(
+	    stderr,
+	    "usage: fsrand [-n OPS] [-s SEED] [-m MAXSIZE] "
+	    "[-x LETTERS] [-u] [-v] [-C] [-2 PATH2] FILE | fsrand -H FILE\n");
 	exit(2);
 }
 
@@ -620,7 +647,7 @@ int main(int argc, char **argv)
 	const char *letters = "wWrdmMtpakcxsfoe";
 	int c;
 
-	while ((c = getopt(argc, argv, "n:s:m:x:uvCH")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:m:x:uvC2:H")) != -1) {
 		switch (c) {
 		case 'n':
 			n = strtoul(optarg, NULL, 0);
@@ -643,6 +670,9 @@ int main(int argc, char **argv)
 		case 'C':
 			r.corrupt = true;
 			break;
+		case '2':
+			r.path2 = optarg;
+			break;
 		case 'H':
 			if (optind != argc - 1)
 				usage();
@@ -654,7 +684,7 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || r.max < 2 * ALIGN ||
 	    strlen(letters) >= sizeof(r.ops))
 		usage();
-	r.path = argv[optind];
+	r.path = r.path1 = argv[optind];
 	r.rng = seed;
 	strcpy(r.ops, letters);
 	r.model = calloc(1, r.max);

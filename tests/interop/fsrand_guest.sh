@@ -2,7 +2,8 @@
 # Runs inside the test guest for t_fsrand.sh: the Linux kernel client
 # mounts SERVER:EXPORT with vers=3 (MOUNT and NFS on PORT), 4.1 and 4.2,
 # and fsrand runs on each mount at once (4.2 twice: two files), with
-# unaligned direct I/O. Output lines, by prefix:
+# unaligned direct I/O, and once on a file it reaches by the 4.2 and the
+# v3 mount in turn (-2: two clients, close-to-open between them). Output lines, by prefix:
 #   R|step rc    the guest's steps
 #   F|MOUNT FILE SEED rc   one per fsrand run, then its last lines as
 #   O|MOUNT FILE ...       (fsrand's "ok" and "size N hash H" lines, or
@@ -28,10 +29,12 @@ step mount-3 mount -t nfs -o "vers=3,proto=tcp,mountproto=tcp,nolock,port=$PORT,
 step mount-41 mount -t nfs -o "vers=4.1,port=$PORT,retry=0" "$SERVER:$EXPORT" /m41 || exit 1
 step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:$EXPORT" /m42 || exit 1
 
-# mount file seed: one run, its output kept for the host
+# mount file seed [fsrand options]: one run, its output kept for the host
 run() {
-	"$FSRAND" -u -m "$MAX" -n "$OPS" -s "$3" "/$1/$2" >"/tmp/fsrand.$2" 2>&1
-	echo $? >"/tmp/fsrand.$2.rc"
+	local m=$1 f=$2 seed=$3
+	shift 3
+	"$FSRAND" -u -m "$MAX" -n "$OPS" -s "$seed" "$@" "/$m/$f" >"/tmp/fsrand.$f" 2>&1
+	echo $? >"/tmp/fsrand.$f.rc"
 }
 pids=()
 run m42 f42a "$SEED" &
@@ -42,8 +45,12 @@ run m41 f41 "$((SEED + 2))" &
 pids+=($!)
 run m3 f3 "$((SEED + 3))" &
 pids+=($!)
+# two clients on one file: reopens switch between the 4.2 and the v3
+# mount (close-to-open consistency between them)
+run m42 f2c "$((SEED + 4))" -2 /m3/f2c &
+pids+=($!)
 wait "${pids[@]}"
-for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3; do
+for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4; do
 	IFS=: read -r m f k <<<"$r"
 	echo "F|$m $f $((SEED + k)) $(cat "/tmp/fsrand.$f.rc")"
 	tail -60 "/tmp/fsrand.$f" | sed "s/^/O|$m $f /"

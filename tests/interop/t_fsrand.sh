@@ -4,9 +4,13 @@
 #   1. the checker itself on a local directory, and its negative control
 #      (-C changes a byte behind the model's back: the run must fail);
 #   2. snfs-mount (ASan, libsnfs's page cache) over NFSv4.2 and NFSv3,
-#      and over nfs-ganesha (../shared/tools/peers) by NFSv3 and 4.1;
+#      then one file reached in turn through the 4.2 mount and the
+#      server's directory, and through the 4.2 and the v3 mount (two
+#      clients: close-to-open between them), and snfs-mount over
+#      nfs-ganesha (../shared/tools/peers) by NFSv3 and 4.1;
 #   3. the Linux kernel client in one QEMU guest: vers=3, 4.1 and 4.2 at
-#      once (fsrand_guest.sh), unaligned O_DIRECT included.
+#      once (fsrand_guest.sh), unaligned O_DIRECT included, and one file
+#      by the 4.2 and the v3 mount in turn.
 # After each run the server's copy of the file must hash to what the
 # model says (size and FNV-1a of the bytes). The seed is random per run
 # and printed; FSRAND_SEED=N repeats one, FSRAND_OPS sets the length.
@@ -73,43 +77,58 @@ else
 fi
 
 # ---- 2. snfs-mount, over snfsd and over nfs-ganesha ----
-# fuse_run NAME URL MNT SERVER_DIR SEED: mount, one run, unmount.
-fuse_run() {
-	local name=$1 url=$2 m=$3 sdir=$4 seed=$5 mpid
-	mkdir -p "$m"
-	"$MOUNT_BIN" "$url" "$m" -f >>"$T_DIR/$name.mlog" 2>&1 &
-	mpid=$!
+# fuse_up NAME URL MNT: start snfs-mount in the background (MPID_NAME).
+declare -A MPID
+fuse_up() {
+	mkdir -p "$3"
+	"$MOUNT_BIN" "$2" "$3" -f >>"$T_DIR/$1.mlog" 2>&1 &
+	MPID[$1]=$!
 	for _ in $(seq 1 100); do
-		mountpoint -q "$m" && break
+		mountpoint -q "$3" && return 0
 		sleep 0.1
 	done
-	if ! mountpoint -q "$m"; then
-		notok "$name: snfs-mount mounted"
-		return
-	fi
-	SERVER_COPY=$sdir/$name run "$name" "$m/$name" -u -n "$OPS" -s "$seed"
-	fusermount3 -u "$m" || fusermount3 -u -z "$m"
-	wait "$mpid"
-	check_eq "$name: snfs-mount exits 0" 0 $?
-	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog"; then
-		notok "$name: sanitizer report in snfs-mount's log"
-		grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/$name.mlog" | head -40 >&2
+	notok "$1: snfs-mount mounted"
+	return 1
+}
+fuse_down() { # NAME MNT
+	fusermount3 -u "$2" || fusermount3 -u -z "$2"
+	wait "${MPID[$1]}"
+	check_eq "$1: snfs-mount exits 0" 0 $?
+	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$1.mlog"; then
+		notok "$1: sanitizer report in snfs-mount's log"
+		grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/$1.mlog" | head -40 >&2
 	fi
 }
 GPORT=
 if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
-	for v in 4.2 3; do
-		fuse_run "snfs-mount-v$v" "nfs://127.0.0.1:$PORT$EXP?version=$v" "$T_DIR/mnt$v" "$EXP" "$((SEED + 7))"
-	done
+	M42=$T_DIR/mnt42 M3=$T_DIR/mnt3
+	if fuse_up v4.2 "nfs://127.0.0.1:$PORT$EXP?version=4.2" "$M42" &&
+		fuse_up v3 "nfs://127.0.0.1:$PORT$EXP?version=3" "$M3"; then
+		SERVER_COPY=$EXP/a run "snfs-mount v4.2" "$M42/a" -u -n "$OPS" -s "$((SEED + 5))"
+		SERVER_COPY=$EXP/b run "snfs-mount v3" "$M3/b" -u -n "$OPS" -s "$((SEED + 6))"
+		# close-to-open against other writers: reopens switch to the
+		# server's own directory, or to the other mount (another client)
+		SERVER_COPY=$EXP/c run "snfs-mount v4.2 and the server's directory" \
+			"$M42/c" -u -n "$OPS" -s "$((SEED + 7))" -2 "$EXP/c"
+		SERVER_COPY=$EXP/d run "snfs-mount v4.2 and snfs-mount v3" \
+			"$M42/d" -u -n "$OPS" -s "$((SEED + 8))" -2 "$M3/d"
+	fi
+	mountpoint -q "$M3" && fuse_down v3 "$M3"
+	mountpoint -q "$M42" && fuse_down v4.2 "$M42"
 	# libsnfs against another server (4.1: ganesha 4.3's READ_PLUS is
 	# broken, ../shared/tools/peers/README.md).
 	GPORT=$(free_port_pair)
 	mkdir -p "$T_DIR/gexp"
 	if "$PEERS/ganesha.sh" start "$T_DIR/gexp" "$GPORT" >"$T_DIR/ganesha.log" 2>&1 && wait_port "$GPORT" 30; then
-		fuse_run "ganesha-v3" "nfs://127.0.0.1/export?version=3&nfsport=$GPORT&mountport=$((GPORT + 1))" \
-			"$T_DIR/mntg3" "$T_DIR/gexp" "$((SEED + 8))"
-		fuse_run "ganesha-v4.1" "nfs://127.0.0.1/export?version=4.1&nfsport=$GPORT" \
-			"$T_DIR/mntg41" "$T_DIR/gexp" "$((SEED + 9))"
+		for v in 3 4.1; do
+			q="version=$v&nfsport=$GPORT"
+			[ "$v" = 3 ] && q="$q&mountport=$((GPORT + 1))"
+			if fuse_up "ganesha-v$v" "nfs://127.0.0.1/export?$q" "$T_DIR/mntg$v"; then
+				SERVER_COPY=$T_DIR/gexp/g$v run "snfs-mount v$v on nfs-ganesha" \
+					"$T_DIR/mntg$v/g$v" -u -n "$OPS" -s "$((SEED + 9))"
+				fuse_down "ganesha-v$v" "$T_DIR/mntg$v"
+			fi
+		done
 	else
 		notok "nfs-ganesha started"
 		tail -20 "$T_DIR/ganesha.log" | sed 's/^/#   /'
@@ -134,7 +153,7 @@ if [ -x "$KVM" ]; then
 	for s in mount-3 mount-41 mount-42 umount-3 umount-41 umount-42; do
 		check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$T_DIR/guest.out" | cut -c3-)"
 	done
-	for r in m42:f42a m42:f42b m41:f41 m3:f3; do
+	for r in m42:f42a m42:f42b m41:f41 m3:f3 m42:f2c; do
 		IFS=: read -r m f <<<"$r"
 		line=$(grep "^F|$m $f " "$T_DIR/guest.out")
 		name="kernel client ${m#m}, $f (seed $(echo "$line" | cut -d' ' -f3))"
