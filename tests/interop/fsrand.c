@@ -1,9 +1,9 @@
 /* fsrand: random operations on one file, every read checked against an
  * in-memory model of what the file must hold.
  *
- *   fsrand [-n OPS] [-s SEED] [-m MAXSIZE] [-x OPS_LETTERS] [-u] [-v] [-C] [-2
- * PATH2] FILE fsrand -H FILE        (print size and hash of FILE, as the run
- * ends)
+ *   fsrand [-n OPS] [-s SEED] [-m MAXSIZE] [-x LETTERS] [-u] [-v] [-C]
+ *          [-2 PATH2] [-t THREADS] FILE
+ *   fsrand -H FILE   (print size and hash of FILE, as a run ends)
  *
  * Made for network mounts: writes go through the client's page cache,
  * by O_DIRECT and through a shared mapping; reads come from the cache, by
@@ -38,6 +38,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,8 +63,10 @@ struct run {
 	uint8_t *buf; /* ALIGN-aligned, max + ALIGN bytes */
 	uint64_t rng;
 	bool unaligned, trace, corrupt;
-	const char *path1;        /* the FILE argument: -u applies there only */
-	char ops[32];             /* enabled letters */
+	const char *path1; /* the FILE argument: -u applies there only */
+	size_t base;       /* -t: this thread's part of the file starts here */
+	int tid;           /* -t: the thread's number, from 1 */
+	char ops[32];      /* enabled letters */
 	unsigned long count[128]; /* per letter done */
 	unsigned long refused[128];
 	char hist[HISTORY][96];
@@ -130,7 +133,9 @@ static void note(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 	char *h = r->hist[r->nops % HISTORY];
-	int n = snprintf(h, sizeof(r->hist[0]), "%lu: ", r->nops);
+	int n = r->tid ? snprintf(h, sizeof(r->hist[0]), "t%d %lu: ", r->tid,
+	                          r->nops)
+	               : snprintf(h, sizeof(r->hist[0]), "%lu: ", r->nops);
 
 	va_start(ap, fmt);
 	vsnprintf(h + n, sizeof(r->hist[0]) - (size_t)n, fmt, ap);
@@ -276,7 +281,7 @@ static void op_write(struct run *r, bool direct)
 		return;
 	note(r, "%s %zu+%zu", direct ? "dwrite" : "write", off, len);
 	fill(r, r->buf, len);
-	ssize_t n = pwrite(fd, r->buf, len, (off_t)off);
+	ssize_t n = pwrite(fd, r->buf, len, (off_t)(r->base + off));
 	if (n < 0)
 		fail(r, "pwrite", errno);
 	if ((size_t)n != len)
@@ -302,7 +307,7 @@ static void op_read(struct run *r, bool direct)
 	note(r, "%s %zu+%zu (size %zu)", direct ? "dread" : "read", off, len,
 	     r->size);
 	memset(r->buf, 0xa5, len);
-	ssize_t n = pread(fd, r->buf, len, (off_t)off);
+	ssize_t n = pread(fd, r->buf, len, (off_t)(r->base + off));
 	if (n < 0)
 		fail(r, "pread", errno);
 	size_t want = off >= r->size        ? 0
@@ -325,8 +330,8 @@ static void op_mapped(struct run *r, bool writing)
 		return;
 	size_t off = pick_off(r, r->size - 1);
 	size_t len = pick_len(r, r->size - off);
-	uint8_t *p =
-	    mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	uint8_t *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	                  r->fd, (off_t)r->base);
 
 	if (p == MAP_FAILED)
 		fail(r, "mmap", errno);
@@ -372,7 +377,7 @@ static bool op_fallocate(struct run *r, int mode, char letter)
 	if (len == 0)
 		return true;
 	note(r, "fallocate %c %zu+%zu (size %zu)", letter, off, len, r->size);
-	if (fallocate(r->fd, mode, (off_t)off, (off_t)len) != 0) {
+	if (fallocate(r->fd, mode, (off_t)(r->base + off), (off_t)len) != 0) {
 		if (errno == EOPNOTSUPP)
 			return false;
 		fail(r, "fallocate", errno);
@@ -400,7 +405,7 @@ static bool op_copy(struct run *r)
 	if (dst < src + len && src < dst + len)
 		return true; /* overlapping: pick again next time */
 	note(r, "copy %zu+%zu -> %zu (size %zu)", src, len, dst, r->size);
-	loff_t in = (loff_t)src, out = (loff_t)dst;
+	loff_t in = (loff_t)(r->base + src), out = (loff_t)(r->base + dst);
 	size_t left = len;
 	while (left > 0) {
 		ssize_t n = copy_file_range(r->fd, &in, r->fd, &out, left, 0);
@@ -411,7 +416,8 @@ static bool op_copy(struct run *r)
 		}
 		if (n == 0)
 			fail(r, "copy_file_range copied nothing", 0);
-		size_t s = (size_t)in - (size_t)n, d = (size_t)out - (size_t)n;
+		size_t s = (size_t)in - (size_t)n - r->base;
+		size_t d = (size_t)out - (size_t)n - r->base;
 		if (d + (size_t)n > r->size)
 			set_size(r, d + (size_t)n);
 		memmove(r->model + d, r->model + s, (size_t)n);
@@ -425,12 +431,13 @@ static bool op_copy(struct run *r)
 static bool op_copy_from(struct run *r)
 {
 	size_t src = pick_off(r, r->src_size - 1);
-	size_t len = pick_len(r, r->src_size - src);
+	size_t len = pick_len(r, r->src_size - src < r->max ? r->src_size - src
+	                                                    : r->max);
 	size_t dst =
 	    pick_off(r, r->size < r->max - len ? r->size : r->max - len);
 
 	note(r, "copy src %zu+%zu -> %zu (size %zu)", src, len, dst, r->size);
-	loff_t in = (loff_t)src, out = (loff_t)dst;
+	loff_t in = (loff_t)src, out = (loff_t)(r->base + dst);
 	size_t left = len;
 	while (left > 0) {
 		ssize_t n = copy_file_range(r->sfd, &in, r->fd, &out, left, 0);
@@ -441,7 +448,7 @@ static bool op_copy_from(struct run *r)
 		}
 		if (n == 0)
 			fail(r, "copy_file_range copied nothing", 0);
-		size_t d = (size_t)out - (size_t)n;
+		size_t d = (size_t)out - (size_t)n - r->base;
 		if (d + (size_t)n > r->size)
 			set_size(r, d + (size_t)n);
 		memcpy(r->model + d, r->src + (size_t)in - (size_t)n,
@@ -630,12 +637,92 @@ static void verify_all(struct run *r)
 	compare(r, "final read", r->buf, 0, r->size);
 }
 
+static void run_ops(struct run *r, unsigned long n)
+{
+	for (r->nops = 0; r->nops < n; r->nops++) {
+		size_t nl = strlen(r->ops);
+		if (nl == 0)
+			break;
+		char op = r->ops[below(r, nl)];
+		if (do_op(r, op)) {
+			r->count[(unsigned char)op]++;
+			continue;
+		}
+		/* Refused: leave it out from now on. */
+		r->refused[(unsigned char)op]++;
+		memmove(strchr(r->ops, op), strchr(r->ops, op) + 1,
+		        strlen(strchr(r->ops, op)));
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct run *t = arg;
+
+	run_ops(t, t->nops);
+	return NULL;
+}
+
+/* -t: the file cut into page-aligned parts, one per thread, each thread
+ * working on its own part at once with the others (no truncation or
+ * seek walks: the file's size and map are shared), through fds of its
+ * own; the parts of the model are disjoint, so no locks. */
+static void run_threads(struct run *r, int threads, unsigned long n)
+{
+	size_t part = r->max / (size_t)threads / ALIGN * ALIGN;
+	struct run *t = calloc((size_t)threads, sizeof(*t));
+	pthread_t *th = calloc((size_t)threads, sizeof(*th));
+
+	if (!t || !th || part < 2 * ALIGN) {
+		fprintf(stderr, "fsrand: -t %d: parts too small\n", threads);
+		exit(2);
+	}
+	r->size = part * (size_t)threads;
+	if (ftruncate(r->fd, (off_t)r->size) != 0)
+		fail(r, "ftruncate", errno);
+	for (int i = 0; i < threads; i++) {
+		char *p;
+		t[i] = *r;
+		t[i].tid = i + 1;
+		t[i].base = part * (size_t)i;
+		t[i].model = r->model + t[i].base;
+		t[i].size = t[i].max = part;
+		t[i].rng = r->rng * 1000003u + (uint64_t)i;
+		t[i].path2 = NULL;
+		t[i].nops = n;
+		while ((p = strpbrk(t[i].ops, "ts")))
+			memmove(p, p + 1, strlen(p));
+		if (posix_memalign((void **)&t[i].buf, ALIGN, part + ALIGN))
+			exit(1);
+		t[i].fd = open_file(&t[i], 0);
+		t[i].dfd = open_file(&t[i], O_DIRECT);
+		t[i].sfd = open_src(&t[i], false);
+		if (pthread_create(&th[i], NULL, thread_main, &t[i]) != 0)
+			fail(r, "pthread_create", errno);
+	}
+	r->nops = 0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		r->nops += t[i].nops;
+		for (int k = 0; k < 128; k++) {
+			r->count[k] += t[i].count[k];
+			r->refused[k] += t[i].refused[k];
+		}
+		close(t[i].fd);
+		if (t[i].dfd >= 0)
+			close(t[i].dfd);
+		close(t[i].sfd);
+		free(t[i].buf);
+	}
+	free(t);
+	free(th);
+}
+
 static void usage(void)
 {
-	fprintf(
-	    stderr,
-	    "usage: fsrand [-n OPS] [-s SEED] [-m MAXSIZE] "
-	    "[-x LETTERS] [-u] [-v] [-C] [-2 PATH2] FILE | fsrand -H FILE\n");
+	fprintf(stderr, "usage: fsrand [-n OPS] [-s SEED] [-m MAXSIZE] "
+	                "[-x LETTERS] [-u] [-v] [-C] [-2 PATH2] [-t N] FILE\n"
+	                "       fsrand -H FILE\n");
 	exit(2);
 }
 
@@ -645,9 +732,9 @@ int main(int argc, char **argv)
 	unsigned long n = 1000;
 	uint64_t seed = 1;
 	const char *letters = "wWrdmMtpakcxsfoe";
-	int c;
+	int c, threads = 1;
 
-	while ((c = getopt(argc, argv, "n:s:m:x:uvC2:H")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:m:x:uvC2:t:H")) != -1) {
 		switch (c) {
 		case 'n':
 			n = strtoul(optarg, NULL, 0);
@@ -673,6 +760,9 @@ int main(int argc, char **argv)
 		case '2':
 			r.path2 = optarg;
 			break;
+		case 't':
+			threads = atoi(optarg);
+			break;
 		case 'H':
 			if (optind != argc - 1)
 				usage();
@@ -681,8 +771,8 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (optind != argc - 1 || r.max < 2 * ALIGN ||
-	    strlen(letters) >= sizeof(r.ops))
+	if (optind != argc - 1 || r.max < 2 * ALIGN || threads < 1 ||
+	    threads > 64 || strlen(letters) >= sizeof(r.ops))
 		usage();
 	r.path = r.path1 = argv[optind];
 	r.rng = seed;
@@ -694,20 +784,10 @@ int main(int argc, char **argv)
 	r.fd = open_file(&r, O_CREAT | O_TRUNC);
 	r.dfd = open_file(&r, O_DIRECT);
 
-	for (r.nops = 0; r.nops < n; r.nops++) {
-		size_t nl = strlen(r.ops);
-		if (nl == 0)
-			break;
-		char op = r.ops[below(&r, nl)];
-		if (do_op(&r, op)) {
-			r.count[(unsigned char)op]++;
-			continue;
-		}
-		/* Refused: leave it out from now on. */
-		r.refused[(unsigned char)op]++;
-		memmove(strchr(r.ops, op), strchr(r.ops, op) + 1,
-		        strlen(strchr(r.ops, op)));
-	}
+	if (threads > 1)
+		run_threads(&r, threads, n);
+	else
+		run_ops(&r, n);
 	if (fsync(r.fd) != 0)
 		fail(&r, "fsync", errno);
 	if (r.corrupt && r.size > 0) {

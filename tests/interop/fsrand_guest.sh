@@ -3,7 +3,8 @@
 # mounts SERVER:EXPORT with vers=3 (MOUNT and NFS on PORT), 4.1 and 4.2,
 # and fsrand runs on each mount at once (4.2 twice: two files), with
 # unaligned direct I/O, and once on a file it reaches by the 4.2 and the
-# v3 mount in turn (-2: two clients, close-to-open between them). Output lines, by prefix:
+# v3 mount in turn (-2: two clients, close-to-open between them), and by
+# four threads at once on the 4.2 mount (-t 4). Output lines, by prefix:
 #   R|step rc    the guest's steps
 #   F|MOUNT FILE SEED rc   one per fsrand run, then its last lines as
 #   O|MOUNT FILE ...       (fsrand's "ok" and "size N hash H" lines, or
@@ -49,8 +50,11 @@ pids+=($!)
 # mount (close-to-open consistency between them)
 run m42 f2c "$((SEED + 4))" -2 /m3/f2c &
 pids+=($!)
+# four threads on their own parts of one file at once
+run m42 f4t "$((SEED + 5))" -t 4 -n "$((OPS / 4))" &
+pids+=($!)
 wait "${pids[@]}"
-for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4; do
+for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4 m42:f4t:5; do
 	IFS=: read -r m f k <<<"$r"
 	echo "F|$m $f $((SEED + k)) $(cat "/tmp/fsrand.$f.rc")"
 	tail -60 "/tmp/fsrand.$f" | sed "s/^/O|$m $f /"

@@ -6,11 +6,12 @@
 #   2. snfs-mount (ASan, libsnfs's page cache) over NFSv4.2 and NFSv3,
 #      then one file reached in turn through the 4.2 mount and the
 #      server's directory, and through the 4.2 and the v3 mount (two
-#      clients: close-to-open between them), and snfs-mount over
+#      clients: close-to-open between them), four threads at once on
+#      parts of one file, and snfs-mount over
 #      nfs-ganesha (../shared/tools/peers) by NFSv3 and 4.1;
 #   3. the Linux kernel client in one QEMU guest: vers=3, 4.1 and 4.2 at
-#      once (fsrand_guest.sh), unaligned O_DIRECT included, and one file
-#      by the 4.2 and the v3 mount in turn.
+#      once (fsrand_guest.sh), unaligned O_DIRECT included, one file
+#      by the 4.2 and the v3 mount in turn, and four threads on one file.
 # After each run the server's copy of the file must hash to what the
 # model says (size and FNV-1a of the bytes). The seed is random per run
 # and printed; FSRAND_SEED=N repeats one, FSRAND_OPS sets the length.
@@ -112,6 +113,9 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 			"$M42/c" -u -n "$OPS" -s "$((SEED + 7))" -2 "$EXP/c"
 		SERVER_COPY=$EXP/d run "snfs-mount v4.2 and snfs-mount v3" \
 			"$M42/d" -u -n "$OPS" -s "$((SEED + 8))" -2 "$M3/d"
+		# four threads, each on its own part of one file, at once
+		SERVER_COPY=$EXP/e run "snfs-mount v4.2, four threads" \
+			"$M42/e" -u -t 4 -m 4194304 -n "$((OPS / 2))" -s "$((SEED + 10))"
 	fi
 	mountpoint -q "$M3" && fuse_down v3 "$M3"
 	mountpoint -q "$M42" && fuse_down v4.2 "$M42"
@@ -153,7 +157,7 @@ if [ -x "$KVM" ]; then
 	for s in mount-3 mount-41 mount-42 umount-3 umount-41 umount-42; do
 		check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$T_DIR/guest.out" | cut -c3-)"
 	done
-	for r in m42:f42a m42:f42b m41:f41 m3:f3 m42:f2c; do
+	for r in m42:f42a m42:f42b m41:f41 m3:f3 m42:f2c m42:f4t; do
 		IFS=: read -r m f <<<"$r"
 		line=$(grep "^F|$m $f " "$T_DIR/guest.out")
 		name="kernel client ${m#m}, $f (seed $(echo "$line" | cut -d' ' -f3))"
