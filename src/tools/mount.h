@@ -28,6 +28,9 @@ int itab_handle(struct itab *t, fuse_ino_t ino, struct snfs_handle *h);
  * 0 when out of memory. */
 fuse_ino_t itab_ref(struct itab *t, const struct snfs_handle *h);
 void itab_forget(struct itab *t, fuse_ino_t ino, uint64_t n);
+/* Count files opened on ino (delta +1 at open, -1 at release); returns
+ * how many are open after the change (0 for an unknown ino). */
+unsigned itab_opens(struct itab *t, fuse_ino_t ino, int delta);
 /* Inodes in the table (tests and debugging). */
 size_t itab_count(struct itab *t);
 

@@ -9,6 +9,7 @@
 struct inode {
 	fuse_ino_t ino;
 	uint64_t nlookup;
+	unsigned opens; /* files open on it (open or create, less release) */
 	struct snfs_handle h;
 	struct inode *by_ino_next, *by_fh_next;
 };
@@ -180,6 +181,21 @@ static void unlink_row(struct itab *t, struct inode *n)
 		p = &(*p)->by_fh_next;
 	*p = n->by_fh_next;
 	t->n--;
+}
+
+unsigned itab_opens(struct itab *t, fuse_ino_t ino, int delta)
+{
+	unsigned left = 0;
+
+	pthread_mutex_lock(&t->lock);
+	struct inode *n = find_ino(t, ino);
+	if (n) {
+		if (delta > 0 || n->opens >= (unsigned)-delta)
+			n->opens += (unsigned)delta;
+		left = n->opens;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return left;
 }
 
 void itab_forget(struct itab *t, fuse_ino_t ino, uint64_t count)

@@ -442,11 +442,15 @@ static int open_flags(int flags)
  * O_APPEND, reads it thinks are past the end): another client's changes
  * went unseen for up to a second (tests/interop/fsrand -2 found it:
  * copies of nothing, SIGBUS in a mapping). When the open shows a change,
- * drop the kernel's attributes, and give it the new size at once: a
- * store of the file's last byte (a store of nothing leaves the size as it
- * is), which the kernel drops with the other pages as the open ends. A
- * smaller size is fetched again at the next stat or read past it. */
-static void kernel_cto(struct mnt *m, fuse_ino_t ino, struct snfs_file *f)
+ * drop the kernel's attributes; and when no other file is open on the
+ * inode here, give it the new size at once: a store of the file's last
+ * byte (a store of nothing leaves the size as it is), which the kernel
+ * drops with the other pages as the open ends. With other files open
+ * (a mapping keeps its file open) the kernel may hold that byte dirty,
+ * newer than the server's: no store then (fsrand -t found the stale
+ * byte written back), and the size comes at the next stat. */
+static void kernel_cto(struct mnt *m, fuse_ino_t ino, struct snfs_file *f,
+                       bool alone)
 {
 	struct snfs_stat s;
 	uint8_t last;
@@ -455,7 +459,7 @@ static void kernel_cto(struct mnt *m, fuse_ino_t ino, struct snfs_file *f)
 	if (!m->se || !snfs_open_attrs(f, &s))
 		return;
 	(void)fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
-	if (s.size == 0 || snfs_pread(f, &last, 1, s.size - 1) != 1)
+	if (!alone || s.size == 0 || snfs_pread(f, &last, 1, s.size - 1) != 1)
 		return;
 	one.buf[0].mem = &last;
 	(void)fuse_lowlevel_notify_store(m->se, ino, (off_t)(s.size - 1), &one,
@@ -474,10 +478,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		reply_err(req, rc);
 		return;
 	}
-	kernel_cto(m, ino, f);
+	kernel_cto(m, ino, f, itab_opens(m->it, ino, 1) == 1);
 	set_open_flags(m, fi, f);
-	if (fuse_reply_open(req, fi) == -ENOENT)
+	if (fuse_reply_open(req, fi) == -ENOENT) {
 		snfs_close(f); /* interrupted: no RELEASE will come */
+		itab_opens(m->it, ino, -1);
+	}
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -514,7 +520,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	e.attr_timeout = m->attr_timeout;
 	e.entry_timeout = m->entry_timeout;
 	set_open_flags(m, fi, f);
+	itab_opens(m->it, e.ino, 1);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		itab_opens(m->it, e.ino, -1);
 		itab_forget(m->it, e.ino, 1);
 		snfs_close(f);
 	}
@@ -587,8 +595,8 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void op_release(fuse_req_t req, fuse_ino_t ino,
                        struct fuse_file_info *fi)
 {
-	(void)ino;
 	snfs_close(file_of(fi)); /* errors were reported by FLUSH */
+	itab_opens(mnt_of(req)->it, ino, -1);
 	fuse_reply_err(req, 0);
 }
 
