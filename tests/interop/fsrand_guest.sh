@@ -9,10 +9,13 @@
 #   F|MOUNT FILE SEED rc   one per fsrand run, then its last lines as
 #   O|MOUNT FILE ...       (fsrand's "ok" and "size N hash H" lines, or
 #                           what it printed when a byte was wrong)
+#   N|MOUNT ...            nsrand.py's last lines on each mount (its
+#                          directory ns-MOUNT)
 #   M|op: ...    per-op counts of the 4.2 mount
 # usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED [MAXSIZE]
 set -u
 SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6 MAX=${7:-262144}
+NSRAND=$(cd "$(dirname "$0")" && pwd)/nsrand.py
 
 step() { # name cmd...: run, print its status
 	local name=$1 rc
@@ -53,7 +56,18 @@ pids+=($!)
 # four threads on their own parts of one file at once
 run m42 f4t "$((SEED + 5))" -t 4 -n "$((OPS / 4))" &
 pids+=($!)
+# random namespace operations (nsrand.py) on each mount, at once too
+k=20
+for m in m3 m41 m42; do
+	mkdir -p "/$m/ns-$m"
+	python3 "$NSRAND" -n "$((OPS / 3))" -s "$((SEED + k))" "/$m/ns-$m" >"/tmp/nsrand.$m" 2>&1 &
+	pids+=($!)
+	k=$((k + 1))
+done
 wait "${pids[@]}"
+for m in m3 m41 m42; do
+	tail -50 "/tmp/nsrand.$m" | sed "s/^/N|$m /"
+done
 for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4 m42:f4t:5; do
 	IFS=: read -r m f k <<<"$r"
 	echo "F|$m $f $((SEED + k)) $(cat "/tmp/fsrand.$f.rc")"

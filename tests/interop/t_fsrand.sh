@@ -13,7 +13,11 @@
 #      once (fsrand_guest.sh), unaligned O_DIRECT included, one file
 #      by the 4.2 and the v3 mount in turn, and four threads on one file.
 # After each run the server's copy of the file must hash to what the
-# model says (size and FNV-1a of the bytes). The seed is random per run
+# model says (size and FNV-1a of the bytes). Beside it, nsrand.py does
+# random namespace operations (create, write, mkdir, symlink, link,
+# rename, unlink, rmdir, truncate) checked against a model tree, locally
+# (and its negative control), through snfs-mount v4.2 and v3 and through
+# the kernel's three mounts in the guest. The seed is random per run
 # and printed; FSRAND_SEED=N repeats one, FSRAND_OPS sets the length.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -68,6 +72,32 @@ else
 	head -5 "$T_DIR/c.out" | sed 's/^/#   /'
 fi
 
+NSRAND=$HERE/nsrand.py
+# nsrand_run NAME DIR SERVER_DIR [options]: one namespace run in the
+# empty DIR; the server's copy (SERVER_DIR) must hash as the tree did.
+nsrand_run() {
+	local name=$1 dir=$2 sdir=$3 out=$T_DIR/$1.ns
+	shift 3
+	mkdir -p "$dir"
+	if python3 "$NSRAND" "$@" "$dir" >"$out" 2>&1; then
+		ok "$name: $(grep '^nsrand: ok' "$out" | cut -d' ' -f3-)"
+		check_eq "$name: the server's tree is the model's" \
+			"$(tail -1 "$out")" "$(python3 "$NSRAND" --hash "$sdir" 2>&1)"
+	else
+		notok "$name: nsrand failed"
+		head -50 "$out" | sed 's/^/#   /'
+	fi
+}
+nsrand_run "nsrand local" "$T_DIR/local/ns" "$T_DIR/local/ns" -n 600 -s "$SEED"
+mkdir -p "$T_DIR/local/nsc"
+python3 "$NSRAND" -C -n 100 -s "$SEED" "$T_DIR/local/nsc" >"$T_DIR/nsc.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q 'tree walk: extra' "$T_DIR/nsc.out"; then
+	ok "nsrand negative control: a name behind the model is caught"
+else
+	notok "nsrand negative control: exited $rc"
+fi
+
 PORT=$(free_port)
 if snfsd_start "$PORT" --no-portmap -e "$EXP:rw,insecure,no_root_squash"; then
 	ok "snfsd listening on $PORT"
@@ -113,6 +143,8 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 			"$M42/c" -u -n "$OPS" -s "$((SEED + 7))" -2 "$EXP/c"
 		SERVER_COPY=$EXP/d run "snfs-mount v4.2 and snfs-mount v3" \
 			"$M42/d" -u -n "$OPS" -s "$((SEED + 8))" -2 "$M3/d"
+		nsrand_run "nsrand snfs-mount v4.2" "$M42/ns42" "$EXP/ns42" -n 600 -s "$((SEED + 11))"
+		nsrand_run "nsrand snfs-mount v3" "$M3/ns3" "$EXP/ns3" -n 600 -s "$((SEED + 12))"
 		# four threads, each on its own part of one file, at once
 		SERVER_COPY=$EXP/e run "snfs-mount v4.2, four threads" \
 			"$M42/e" -u -t 4 -m 4194304 -n "$((OPS / 2))" -s "$((SEED + 10))"
@@ -169,6 +201,18 @@ if [ -x "$KVM" ]; then
 		else
 			notok "$name: fsrand failed ('$line')"
 			grep "^O|$m $f " "$T_DIR/guest.out" | cut -d' ' -f3- | head -60 | sed 's/^/#   /'
+		fi
+	done
+	for m in m3 m41 m42; do
+		name="kernel client ${m#m}, nsrand"
+		if grep -q "^N|$m nsrand: ok" "$T_DIR/guest.out"; then
+			ok "$name: $(grep "^N|$m nsrand: ok" "$T_DIR/guest.out" | cut -d' ' -f4-)"
+			check_eq "$name: the server's tree is the model's" \
+				"$(grep "^N|$m entries " "$T_DIR/guest.out" | cut -d' ' -f2-)" \
+				"$(python3 "$NSRAND" --hash "$EXP/ns-$m" 2>&1)"
+		else
+			notok "$name: nsrand failed"
+			grep "^N|$m " "$T_DIR/guest.out" | cut -d' ' -f2- | sed 's/^/#   /'
 		fi
 	done
 	echo "# 4.2 per-op counts (op: ops transmissions timeouts bytes_sent bytes_recv ...):"
