@@ -2,7 +2,7 @@
 """nsrand: random namespace operations under a directory, each result and
 the whole tree checked against a model.
 
-    nsrand.py [-n OPS] [-s SEED] [-c EVERY] [-C] DIR
+    nsrand.py [-n OPS] [-s SEED] [-c EVERY] [-w WIDTH] [-C] DIR
     nsrand.py --hash DIR
 
 DIR must be empty. Operations: create, write (a file's whole content),
@@ -16,7 +16,8 @@ walked: names, types, sizes, link counts of files, symlink targets and
 file contents must be the model's. On the first difference it prints it
 with the last operations and exits 1; at the end "nsrand: ok N ops ..."
 and the tree's summary hash (also printed by --hash DIR, to compare the
-server's copy). -C adds a name behind the model's back before the last
+server's copy). -w WIDTH adds WIDTH more names, for directories of
+hundreds of entries (listings in several READDIR calls). -C adds a name behind the model's back before the last
 check, which must then fail (the test of the checker).
 """
 import errno
@@ -66,11 +67,14 @@ class Run:
         self.m = Model()
         self.hist = []
         self.counts = {}
+        self.names = NAMES
 
     def path(self, p):
         return os.path.join(self.root, p) if p else self.root
 
     def pick_dir(self):
+        if self.names is not NAMES and self.rng.random() < 0.7:
+            return ""  # -w: fill the top directory
         dirs = [k for k, v in self.m.tree.items() if v["t"] == "d"]
         return self.rng.choice(dirs)
 
@@ -79,7 +83,7 @@ class Run:
         if keys and self.rng.random() < existing:
             return self.rng.choice(keys)
         d = self.pick_dir()
-        name = self.rng.choice(NAMES)
+        name = self.rng.choice(self.names)
         return d + "/" + name if d else name
 
     def fail(self, msg):
@@ -322,7 +326,7 @@ def main():
     if args[:1] == ["--hash"]:
         print(tree_hash(args[1]))
         return 0
-    ops, seed, every, corrupt = 500, 1, 25, False
+    ops, seed, every, corrupt, width = 500, 1, 25, False, 0
     while args and args[0].startswith("-"):
         o = args.pop(0)
         if o == "-n":
@@ -333,6 +337,8 @@ def main():
             every = int(args.pop(0))
         elif o == "-C":
             corrupt = True
+        elif o == "-w":
+            width = int(args.pop(0))
         else:
             print(__doc__, file=sys.stderr)
             return 2
@@ -340,6 +346,8 @@ def main():
         print("nsrand: DIR must be given and empty", file=sys.stderr)
         return 2
     r = Run(args[0], seed)
+    if width:  # wide directories: many names, few of them directories
+        r.names = NAMES + ["n%04d-%s" % (i, "y" * (i % 40)) for i in range(width)]
     table = [("create", r.op_create, 4), ("write", r.op_write, 2),
              ("truncate", r.op_truncate, 1), ("mkdir", r.op_mkdir, 3),
              ("symlink", r.op_symlink, 1), ("link", r.op_link, 2),

@@ -145,6 +145,8 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 			"$M42/d" -u -n "$OPS" -s "$((SEED + 8))" -2 "$M3/d"
 		nsrand_run "nsrand snfs-mount v4.2" "$M42/ns42" "$EXP/ns42" -n 600 -s "$((SEED + 11))"
 		nsrand_run "nsrand snfs-mount v3" "$M3/ns3" "$EXP/ns3" -n 600 -s "$((SEED + 12))"
+		nsrand_run "nsrand snfs-mount v4.2, wide directories" "$M42/nsw" "$EXP/nsw" \
+			-n 1500 -w 600 -c 100 -s "$((SEED + 13))"
 		# four threads, each on its own part of one file, at once
 		SERVER_COPY=$EXP/e run "snfs-mount v4.2, four threads" \
 			"$M42/e" -u -t 4 -m 4194304 -n "$((OPS / 2))" -s "$((SEED + 10))"
