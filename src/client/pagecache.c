@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_INFLIGHT 16
 #define MAX_RA (4u << 20)
@@ -387,12 +388,19 @@ static bool same_file_version(const struct snfs_stat *a,
 	       a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-bool pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
+static uint64_t mono_ns(void)
 {
-	bool changed;
+	struct timespec t;
 
-	pthread_mutex_lock(&f->lock);
-	changed = f->have_validator && !same_file_version(&f->validator, st);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static bool validate_locked(struct pc_file *f, const struct snfs_stat *st)
+{
+	bool changed =
+	    f->have_validator && !same_file_version(&f->validator, st);
+
 	if (!f->have_validator || changed) {
 		/* Someone else changed the file: forget clean data. Our own
 		 * unsent or uncommitted bytes stay. */
@@ -416,8 +424,34 @@ bool pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
 	}
 	f->validator = *st;
 	f->have_validator = true;
+	f->checked_ns = mono_ns();
+	return changed;
+}
+
+bool pc_file_validate(struct pc_file *f, const struct snfs_stat *st)
+{
+	pthread_mutex_lock(&f->lock);
+	bool changed = validate_locked(f, st);
 	pthread_mutex_unlock(&f->lock);
 	return changed;
+}
+
+/* A read past the end we know: has the file grown elsewhere? The size
+ * is otherwise learnt at open (close-to-open), so a reader that keeps
+ * the file open (tail -f) never saw another client's appends, and
+ * through snfs-mount the kernel, told the longer size by a GETATTR,
+ * shrank it again at our short read (a mapping then got SIGBUS). Asked
+ * at most once per SIZE_RECHECK_NS, as an attribute cache would. */
+#define SIZE_RECHECK_NS 1000000000u
+static void recheck_size(struct pc_file *f, uint64_t end)
+{
+	struct snfs_stat st;
+
+	if (end <= f->size || !f->c->ops->getattr ||
+	    mono_ns() - f->checked_ns < SIZE_RECHECK_NS)
+		return;
+	if (f->c->ops->getattr(f->c, &f->fh, &st) == 0)
+		validate_locked(f, &st);
 }
 
 uint64_t pc_size(struct pc_file *f)
@@ -811,6 +845,7 @@ ssize_t pc_read(struct pc_file *f, void *buf, size_t count, uint64_t off)
 	if (count > SSIZE_MAX)
 		count = SSIZE_MAX;
 	pthread_mutex_lock(&f->lock);
+	recheck_size(f, off + count);
 	if (f->next_read == off && off != 0)
 		f->ra = f->ra ? (f->ra * 2 > MAX_RA ? MAX_RA : f->ra * 2)
 		              : 2 * c->rsize;

@@ -64,6 +64,7 @@ struct pc_file {
 	uint64_t wend; /* end of data written since the last COMMIT */
 	struct snfs_stat validator; /* attributes our cache matches */
 	bool have_validator;
+	uint64_t checked_ns; /* CLOCK_MONOTONIC of the last validation */
 	uint64_t dirty_bytes, unstable_bytes;
 	uint8_t wverf[8];
 	bool have_wverf, verf_mixed;

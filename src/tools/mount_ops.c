@@ -557,9 +557,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	 * so nothing else comes this way) cannot make the file longer; the
 	 * kernel cuts it at the size it holds, which can be older than a
 	 * truncation by another client (see kernel_cto): without this cut
-	 * the page's tail came back to life past the new end. */
+	 * the page's tail came back to life past the new end. Past the size
+	 * libsnfs knows, the server's size decides (one GETATTR, only then):
+	 * the kernel may have learnt of a longer file before libsnfs did. */
 	if (fi->writepage) {
 		(void)snfs_open_attrs(f, &s);
+		if ((uint64_t)off + size > s.size && snfs_fstat(f, &s) < 0)
+			s.size = UINT64_MAX; /* not known: write it all */
 		if ((uint64_t)off >= s.size)
 			size = 0;
 		else if (size > s.size - (uint64_t)off)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/pagecache.h"
 #include "cto.h"
@@ -172,6 +173,17 @@ static int m_write_vec_finish(struct snfs_ctx *c, struct rpc_req *r,
 	return rc;
 }
 
+static int m_getattr(struct snfs_ctx *c, const struct snfs_fh *fh,
+                     struct snfs_stat *st)
+{
+	(void)c, (void)fh;
+	memset(st, 0, sizeof(*st));
+	st->type = SNFS_REG;
+	st->size = srv.size;
+	st->change = srv.size; /* enough to tell versions apart here */
+	return 0;
+}
+
 static const struct snfs_proto_ops mock_ops = {
     .name = "mock",
     .read_start = m_read_start,
@@ -180,6 +192,7 @@ static const struct snfs_proto_ops mock_ops = {
     .write_finish = m_write_finish,
     .commit = m_commit,
     .setattr = m_setattr,
+    .getattr = m_getattr,
 };
 
 static const struct snfs_proto_ops mock_vec_ops = {
@@ -430,6 +443,31 @@ static void test_validate_reports_change(void)
 	teardown(&c, f);
 }
 
+/* Regression (growth.py through snfs-mount: tail -f saw nothing new, a
+ * mapping got SIGBUS): a read past the end known since the open asks the
+ * server's size again, at most once a second. */
+static void test_read_past_known_end(void)
+{
+	struct snfs_ctx c;
+	uint8_t buf[256];
+
+	memset(&srv, 0, sizeof(srv));
+	srv.size = 100;
+	memset(srv.data, 'a', 100);
+	struct pc_file *f = setup(&c, 1u << 20);
+	CHECK(pc_read(f, buf, sizeof(buf), 0) == 100, "read the 100 bytes");
+	memset(srv.data + 100, 'b', 50); /* another client appends */
+	srv.size = 150;
+	CHECK(pc_read(f, buf, sizeof(buf), 100) == 0,
+	      "within a second of the last look: still the end we knew");
+	struct timespec ts = {1, 100000000};
+	nanosleep(&ts, NULL);
+	CHECK(pc_read(f, buf, sizeof(buf), 100) == 50 && buf[0] == 'b' &&
+	          pc_size(f) == 150,
+	      "a second later the read past the end finds the appended bytes");
+	teardown(&c, f);
+}
+
 /* Large reads of uncached bytes go straight into the caller's buffer:
  * right data, no pages, one READ per rsize; short replies and an EOF
  * that moved are handled; bytes of ours waiting to go out keep reads on
@@ -591,6 +629,7 @@ int main(void)
 	test_eviction();
 	test_truncate_after_stable_writes();
 	test_validate_reports_change();
+	test_read_past_known_end();
 	test_direct_read();
 	test_write_vec();
 	TEST_EXIT();

@@ -143,6 +143,10 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 			"$M42/c" -u -n "$OPS" -s "$((SEED + 7))" -2 "$EXP/c"
 		SERVER_COPY=$EXP/d run "snfs-mount v4.2 and snfs-mount v3" \
 			"$M42/d" -u -n "$OPS" -s "$((SEED + 8))" -2 "$M3/d"
+		# a file made longer by another writer while open here
+		mkdir -p "$EXP/g42" "$EXP/g3"
+		python3 "$HERE/growth.py" "$M42/g42" "$EXP/g42" | sed 's/growth:/snfs-mount v4.2:/'
+		python3 "$HERE/growth.py" "$M3/g3" "$EXP/g3" | sed 's/growth:/snfs-mount v3:/'
 		nsrand_run "nsrand snfs-mount v4.2" "$M42/ns42" "$EXP/ns42" -n 600 -s "$((SEED + 11))"
 		nsrand_run "nsrand snfs-mount v3" "$M3/ns3" "$EXP/ns3" -n 600 -s "$((SEED + 12))"
 		nsrand_run "nsrand snfs-mount v4.2, wide directories" "$M42/nsw" "$EXP/nsw" \
