@@ -12,9 +12,13 @@
 #   N|MOUNT ...            nsrand.py's last lines on each mount (its
 #                          directory ns-MOUNT)
 #   M|op: ...    per-op counts of the 4.2 mount
-# usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED [MAXSIZE]
+# With PORT2 EXPORT2, a second server's export is mounted too (vers=4.2,
+# /m42z) and one more run goes there.
+# usage: fsrand_guest.sh SERVER PORT EXPORT FSRAND OPS SEED [MAXSIZE
+#        [PORT2 EXPORT2]]
 set -u
 SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6 MAX=${7:-262144}
+PORT2=${8:-} EXPORT2=${9:-} # a second server (other export options)
 NSRAND=$(cd "$(dirname "$0")" && pwd)/nsrand.py
 
 step() { # name cmd...: run, print its status
@@ -32,6 +36,10 @@ step mount-3 mount -t nfs -o "vers=3,proto=tcp,mountproto=tcp,nolock,port=$PORT,
 	"$SERVER:$EXPORT" /m3 || exit 1
 step mount-41 mount -t nfs -o "vers=4.1,port=$PORT,retry=0" "$SERVER:$EXPORT" /m41 || exit 1
 step mount-42 mount -t nfs -o "vers=4.2,port=$PORT,retry=0" "$SERVER:$EXPORT" /m42 || exit 1
+if [ -n "$PORT2" ]; then
+	mkdir -p /m42z
+	step mount-42z mount -t nfs -o "vers=4.2,port=$PORT2,retry=0" "$SERVER:$EXPORT2" /m42z || exit 1
+fi
 
 # mount file seed [fsrand options]: one run, its output kept for the host
 run() {
@@ -56,6 +64,12 @@ pids+=($!)
 # four threads on their own parts of one file at once
 run m42 f4t "$((SEED + 5))" -t 4 -n "$((OPS / 4))" &
 pids+=($!)
+runs="m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4 m42:f4t:5"
+if [ -n "$PORT2" ]; then
+	run m42z f42z "$((SEED + 6))" &
+	pids+=($!)
+	runs="$runs m42z:f42z:6"
+fi
 # random namespace operations (nsrand.py) on each mount, at once too
 k=20
 for m in m3 m41 m42; do
@@ -68,7 +82,7 @@ wait "${pids[@]}"
 for m in m3 m41 m42; do
 	tail -50 "/tmp/nsrand.$m" | sed "s/^/N|$m /"
 done
-for r in m42:f42a:0 m42:f42b:1 m41:f41:2 m3:f3:3 m42:f2c:4 m42:f4t:5; do
+for r in $runs; do
 	IFS=: read -r m f k <<<"$r"
 	echo "F|$m $f $((SEED + k)) $(cat "/tmp/fsrand.$f.rc")"
 	tail -60 "/tmp/fsrand.$f" | sed "s/^/O|$m $f /"
@@ -80,3 +94,4 @@ awk '/^device / { on = index($0, " mounted on /m42 with ") > 0; ops = 0; next }
 step umount-3 umount /m3
 step umount-41 umount /m41
 step umount-42 umount /m42
+[ -n "$PORT2" ] && step umount-42z umount /m42z

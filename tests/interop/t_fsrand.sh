@@ -11,7 +11,9 @@
 #      nfs-ganesha (../shared/tools/peers) by NFSv3 and 4.1;
 #   3. the Linux kernel client in one QEMU guest: vers=3, 4.1 and 4.2 at
 #      once (fsrand_guest.sh), unaligned O_DIRECT included, one file
-#      by the 4.2 and the v3 mount in turn, and four threads on one file.
+#      by the 4.2 and the v3 mount in turn, four threads on one file, and
+#      a 4.2 mount of a second snfsd with readplus_min_hole=0 (every hole
+#      a HOLE segment).
 # After each run the server's copy of the file must hash to what the
 # model says (size and FNV-1a of the bytes). Beside it, nsrand.py does
 # random namespace operations (create, write, mkdir, symlink, link,
@@ -35,6 +37,7 @@ cleanup() {
 		mountpoint -q "$m" 2>/dev/null && fusermount3 -u -z "$m" 2>/dev/null
 	done
 	[ -n "${GPORT:-}" ] && "$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
+	[ -n "${ZPID:-}" ] && kill -KILL "$ZPID" 2>/dev/null
 	snfsd_stop KILL
 	rm -rf "$T_DIR"
 }
@@ -182,28 +185,40 @@ else
 fi
 
 # ---- 3. the Linux kernel client ----
+# A second snfsd beside the first with every hole as a HOLE segment
+# (readplus_min_hole=0: the most segments the Linux client decodes).
+EXPZ=$T_DIR/exportz
+mkdir -p "$EXPZ" "$T_DIR/statez"
+PORTZ=$(free_port)
+"$SNFSD" -l 127.0.0.1 -p "$PORTZ" -s "$T_DIR/statez" --no-portmap \
+	-e "$EXPZ:rw,insecure,no_root_squash,readplus_min_hole=0" >>"$T_DIR/snfsdz.log" 2>&1 &
+ZPID=$!
+wait_port "$PORTZ" 20 || notok "second snfsd (readplus_min_hole=0) listening"
 if [ -x "$KVM" ]; then
 	cd "$ROOT" || exit 1
 	t0=$(date +%s)
 	kvm_run "$T_DIR/guest.out" "$T_DIR/guest.err" --mem 2G --timeout 1200 -- \
-		bash "$HERE/fsrand_guest.sh" 10.0.2.2 "$PORT" "$EXP" "$FSRAND" "$OPS" "$SEED"
+		bash "$HERE/fsrand_guest.sh" 10.0.2.2 "$PORT" "$EXP" "$FSRAND" "$OPS" "$SEED" \
+		262144 "$PORTZ" "$EXPZ"
 	rc=$?
 	echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
 	cp "$T_DIR/guest.out" "$ROOT/build/test-logs/fsrand_guest.out" 2>/dev/null
 	check_eq "guest exit status" 0 "$rc"
 	[ "$rc" = 0 ] || tail -30 "$T_DIR/guest.err" | sed 's/^/# guest: /'
-	for s in mount-3 mount-41 mount-42 umount-3 umount-41 umount-42; do
+	for s in mount-3 mount-41 mount-42 mount-42z umount-3 umount-41 umount-42 umount-42z; do
 		check_eq "guest step $s" "$s 0" "$(grep "^R|$s " "$T_DIR/guest.out" | cut -c3-)"
 	done
-	for r in m42:f42a m42:f42b m41:f41 m3:f3 m42:f2c m42:f4t; do
+	for r in m42:f42a m42:f42b m41:f41 m3:f3 m42:f2c m42:f4t m42z:f42z; do
 		IFS=: read -r m f <<<"$r"
+		sdir=$EXP
+		[ "$m" = m42z ] && sdir=$EXPZ
 		line=$(grep "^F|$m $f " "$T_DIR/guest.out")
 		name="kernel client ${m#m}, $f (seed $(echo "$line" | cut -d' ' -f3))"
 		if [ -n "$line" ] && [ "${line##* }" = 0 ]; then
 			ok "$name: $(grep "^O|$m $f fsrand: ok" "$T_DIR/guest.out" | cut -d' ' -f5-)"
 			check_eq "$name: the server's copy is the model's" \
 				"$(grep "^O|$m $f size " "$T_DIR/guest.out" | cut -d' ' -f3-)" \
-				"$("$FSRAND" -H "$EXP/$f" 2>&1)"
+				"$("$FSRAND" -H "$sdir/$f" 2>&1)"
 		else
 			notok "$name: fsrand failed ('$line')"
 			grep "^O|$m $f " "$T_DIR/guest.out" | cut -d' ' -f3- | head -60 | sed 's/^/#   /'
@@ -230,6 +245,19 @@ else
 	notok "kernel client part: $KVM not found"
 fi
 
+if kill -0 "$ZPID" 2>/dev/null; then
+	ok "second snfsd (readplus_min_hole=0) alive after the runs"
+	kill -TERM "$ZPID"
+	wait "$ZPID"
+	check_eq "second snfsd exits 0 on SIGTERM" 0 $?
+else
+	notok "second snfsd (readplus_min_hole=0) alive after the runs"
+fi
+ZPID=
+if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/snfsdz.log"; then
+	notok "second snfsd: sanitizer report"
+	grep -E -A20 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/snfsdz.log" | head -40 >&2
+fi
 check "snfsd alive after the runs" snfsd_alive
 snfsd_stop TERM
 check_eq "snfsd exits 0 on SIGTERM" 0 $?
