@@ -392,6 +392,35 @@ static bool op_fallocate(struct run *r, int mode, char letter)
 	return true;
 }
 
+/* copy_file_range of len bytes from fd `from` (its bytes `bytes`, this
+ * part of it at file offset `base`) at src, into this part of FILE at
+ * dst, the model following each piece the call copies. False when the
+ * file system does not copy. */
+static bool copy_into(struct run *r, int from, const uint8_t *bytes,
+                      size_t base, size_t src, size_t dst, size_t len)
+{
+	loff_t in = (loff_t)(base + src), out = (loff_t)(r->base + dst);
+	size_t left = len;
+
+	while (left > 0) {
+		ssize_t n = copy_file_range(from, &in, r->fd, &out, left, 0);
+		if (n < 0) {
+			if (errno == EOPNOTSUPP || errno == EXDEV)
+				return false;
+			fail(r, "copy_file_range", errno);
+		}
+		if (n == 0)
+			fail(r, "copy_file_range copied nothing", 0);
+		size_t s = (size_t)in - (size_t)n - base;
+		size_t d = (size_t)out - (size_t)n - r->base;
+		if (d + (size_t)n > r->size)
+			set_size(r, d + (size_t)n);
+		memmove(r->model + d, bytes + s, (size_t)n);
+		left -= (size_t)n;
+	}
+	return true;
+}
+
 /* copy_file_range within the file, ranges apart (the call forbids an
  * overlap within one file). */
 static bool op_copy(struct run *r)
@@ -405,25 +434,7 @@ static bool op_copy(struct run *r)
 	if (dst < src + len && src < dst + len)
 		return true; /* overlapping: pick again next time */
 	note(r, "copy %zu+%zu -> %zu (size %zu)", src, len, dst, r->size);
-	loff_t in = (loff_t)(r->base + src), out = (loff_t)(r->base + dst);
-	size_t left = len;
-	while (left > 0) {
-		ssize_t n = copy_file_range(r->fd, &in, r->fd, &out, left, 0);
-		if (n < 0) {
-			if (errno == EOPNOTSUPP || errno == EXDEV)
-				return false;
-			fail(r, "copy_file_range", errno);
-		}
-		if (n == 0)
-			fail(r, "copy_file_range copied nothing", 0);
-		size_t s = (size_t)in - (size_t)n - r->base;
-		size_t d = (size_t)out - (size_t)n - r->base;
-		if (d + (size_t)n > r->size)
-			set_size(r, d + (size_t)n);
-		memmove(r->model + d, r->model + s, (size_t)n);
-		left -= (size_t)n;
-	}
-	return true;
+	return copy_into(r, r->fd, r->model, r->base, src, dst, len);
 }
 
 /* copy_file_range from FILE.src: between two files, which NFSv4.2
@@ -437,25 +448,7 @@ static bool op_copy_from(struct run *r)
 	    pick_off(r, r->size < r->max - len ? r->size : r->max - len);
 
 	note(r, "copy src %zu+%zu -> %zu (size %zu)", src, len, dst, r->size);
-	loff_t in = (loff_t)src, out = (loff_t)(r->base + dst);
-	size_t left = len;
-	while (left > 0) {
-		ssize_t n = copy_file_range(r->sfd, &in, r->fd, &out, left, 0);
-		if (n < 0) {
-			if (errno == EOPNOTSUPP || errno == EXDEV)
-				return false;
-			fail(r, "copy_file_range", errno);
-		}
-		if (n == 0)
-			fail(r, "copy_file_range copied nothing", 0);
-		size_t d = (size_t)out - (size_t)n - r->base;
-		if (d + (size_t)n > r->size)
-			set_size(r, d + (size_t)n);
-		memcpy(r->model + d, r->src + (size_t)in - (size_t)n,
-		       (size_t)n);
-		left -= (size_t)n;
-	}
-	return true;
+	return copy_into(r, r->sfd, r->src, 0, src, dst, len);
 }
 
 /* FILE.src: half of MAXSIZE of random bytes with a hole in the middle,
