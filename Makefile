@@ -13,7 +13,7 @@ A := build/asan
 
 # Every .c under these folders belongs to the server library; main.c files
 # are the program entry points and stay out of it.
-LIB_DIRS := src/xdr src/rpc src/util src/backend src/server src/server/nfs3 src/server/nfs4 src/server/mount
+LIB_DIRS := src/xdr src/rpc src/util src/backend src/server src/server/nfs3 src/server/nfs4 src/server/mount src/server/nlm
 LIB_SRCS := $(filter-out %/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 SNFSD_MAIN := src/server/main.c
 

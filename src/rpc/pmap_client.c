@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rpc/callout.h"
 #include "rpc/rpc_int.h"
 #include "server/snfsd.h"
 
@@ -39,14 +40,6 @@ struct pmap_client {
 	uint32_t xid;
 };
 
-/* Bound every send and receive so a wedged rpcbind cannot hang us. */
-static void set_timeouts(int fd)
-{
-	struct timeval tv = {.tv_sec = PMAP_TIMEOUT_S};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
 /* Connect to rpcbind's local socket. fd or -errno. */
 static int connect_local(void)
 {
@@ -58,7 +51,7 @@ static int connect_local(void)
 			return -errno;
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
 		         rpcbind_socks[i]);
-		set_timeouts(fd);
+		rpc_callout_timeouts(fd, PMAP_TIMEOUT_S);
 		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
 			return fd;
 		close(fd);
@@ -66,124 +59,15 @@ static int connect_local(void)
 	return -ENOENT;
 }
 
-/* Bind fd to a reserved port when we may (rpcbind -L trusts only those). */
-static void bind_reserved(int fd)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	if (geteuid() != 0)
-		return;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	for (int port = 1023; port >= 600; port--) {
-		sin.sin_port = htons((uint16_t)port);
-		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
-			return;
-		if (errno != EADDRINUSE)
-			return;
-	}
-}
-
 /* Connect to 127.0.0.1:111 over TCP. fd or -errno. */
 static int connect_tcp(bool reserved)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 	                          .sin_port = htons(PMAP_PORT)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
 
-	if (fd < 0)
-		return -errno;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	set_timeouts(fd);
-	if (reserved)
-		bind_reserved(fd);
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
-/* Write all of buf. 0 or -errno. */
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Read one reply record into r. 0 or -errno. */
-static int read_record(int fd, struct rpc_record_reader *r)
-{
-	uint8_t buf[1024];
-	bool done = false;
-
-	while (!done) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		long k;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		/* one reply per call: bytes past its end would be a protocol
-		 * error from the server, and are ignored */
-		k = rpc_record_feed(r, buf, (size_t)n, &done);
-		if (k < 0)
-			return -EPROTO;
-	}
-	return 0;
-}
-
-/* Append a call header with AUTH_SYS credentials for our uid and gid. */
-static void put_call_header(struct xdr_out *m, uint32_t xid, uint32_t vers,
-                            uint32_t proc)
-{
-	size_t body;
-
-	xdr_put_u32(m, xid);
-	xdr_put_u32(m, RPC_MSG_CALL);
-	xdr_put_u32(m, RPC_VERSION);
-	xdr_put_u32(m, PMAP_PROG);
-	xdr_put_u32(m, vers);
-	xdr_put_u32(m, proc);
-	xdr_put_u32(m, RPC_AUTH_SYS);
-	body = m->len;
-	xdr_put_u32(m, 0); /* body length, patched below */
-	xdr_put_u32(m, (uint32_t)time(NULL));
-	xdr_put_string(m, "localhost");
-	xdr_put_u32(m, (uint32_t)geteuid());
-	xdr_put_u32(m, (uint32_t)getegid());
-	xdr_put_u32(m, 0); /* no supplementary groups */
-	xdr_patch_u32(m, body, (uint32_t)(m->len - body - 4));
-	xdr_put_u32(m, RPC_AUTH_NONE);
-	xdr_put_u32(m, 0);
-}
-
-/* Check an accepted, successful reply to xid and leave in at its results.
- * 0, -EACCES when denied, -EPROTO otherwise. */
-static int parse_reply_header(struct xdr_in *in, uint32_t xid)
-{
-	uint32_t rxid, mtype, stat, vflavor, vlen, accept;
-
-	xdr_get_u32(in, &rxid);
-	xdr_get_u32(in, &mtype);
-	if (!xdr_get_u32(in, &stat) || rxid != xid || mtype != RPC_MSG_REPLY)
-		return -EPROTO;
-	if (stat != RPC_MSG_ACCEPTED)
-		return -EACCES;
-	xdr_get_u32(in, &vflavor);
-	if (!xdr_get_u32(in, &vlen) || vlen > RPC_MAX_AUTH_BYTES ||
-	    !xdr_skip(in, vlen) || !xdr_get_u32(in, &accept))
-		return -EPROTO;
-	return accept == RPC_SUCCESS ? 0 : -EPROTO;
+	return rpc_callout_connect((struct sockaddr *)&sin, sizeof(sin),
+	                           PMAP_TIMEOUT_S, reserved);
 }
 
 /* One call: args are the encoded arguments, *result (if not NULL) gets
@@ -192,30 +76,12 @@ static int client_call(struct pmap_client *cl, uint32_t proc,
                        const struct xdr_out *args, uint32_t *result)
 {
 	struct rpc_record_reader r;
-	struct xdr_out m;
 	struct xdr_in in;
-	uint32_t xid = ++cl->xid;
-	int rc;
+	int rc = rpc_callout_call(cl->fd, ++cl->xid, PMAP_PROG, cl->vers, proc,
+	                          args, &r, &in);
 
-	if (xdr_out_init(&m, 512, 4096) < 0)
-		return -ENOMEM;
-	xdr_put_u32(&m, 0); /* record mark */
-	put_call_header(&m, xid, cl->vers, proc);
-	if (args)
-		xdr_put_fixed(&m, args->buf, args->len);
-	xdr_patch_u32(&m, 0, RPC_LAST_FRAG | (uint32_t)(m.len - 4));
-	rc = m.err ? -ENOMEM : write_all(cl->fd, m.buf, m.len);
-	xdr_out_free(&m);
-	if (rc < 0)
-		return rc;
-	rpc_record_init(&r, 64 * 1024);
-	rc = read_record(cl->fd, &r);
-	if (rc == 0) {
-		xdr_in_init(&in, r.buf, r.len);
-		rc = parse_reply_header(&in, xid);
-		if (rc == 0 && result && !xdr_get_u32(&in, result))
-			rc = -EPROTO;
-	}
+	if (rc == 0 && result && !xdr_get_u32(&in, result))
+		rc = -EPROTO;
 	rpc_record_free(&r);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include "server/idmap.h"
 #include "server/mount/mount3.h"
 #include "server/nfs4/nfs4.h"
+#include "server/nlm/nlm.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
 #include "server/state.h"
@@ -388,6 +389,7 @@ static void server_teardown(struct snfsd *s)
 	s->svc = NULL;
 	exports_replace(s, NULL);
 	mount_list_free(s);
+	nlm_cb_shutdown(s);
 	nfs4_server_free(s->nfs4);
 	s->nfs4 = NULL;
 }

@@ -4,6 +4,7 @@
 
 #include "rpc/stats.h"
 #include "server/mount/mount3.h"
+#include "server/nlm/nlm.h"
 #include "server/snfsd.h"
 
 /* NFS over UDP is not offered: large READ/WRITE replies fragment, and
@@ -30,6 +31,16 @@ const struct rpc_program snfsd_mount_program = {
     .udp = true,
 };
 
+/* NLM v4 over TCP and UDP (Linux picks the NFS mount's transport; other
+ * clients ask over UDP). */
+const struct rpc_program snfsd_nlm_program = {
+    .prog = NLM_PROG,
+    .name = "nlockmgr",
+    .versions = &nlm4_version,
+    .nversions = 1,
+    .udp = true,
+};
+
 int programs_register(struct rpc_service *svc)
 {
 	int rc;
@@ -42,5 +53,7 @@ int programs_register(struct rpc_service *svc)
 		    rpc_stats_add_optab(rpc_service_stats(svc), &nfs4_op_stats);
 	if (!rc)
 		rc = rpc_service_add(svc, &snfsd_mount_program);
+	if (!rc)
+		rc = rpc_service_add(svc, &snfsd_nlm_program);
 	return rc;
 }

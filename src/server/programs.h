@@ -7,8 +7,10 @@
 /* NFS (100003) over TCP only; MOUNT (100005) over TCP and UDP. */
 extern const struct rpc_program snfsd_nfs_program;
 extern const struct rpc_program snfsd_mount_program;
+/* NLM v4 (100021), the NFSv3 lock manager, over TCP and UDP. */
+extern const struct rpc_program snfsd_nlm_program;
 
-/* Register both programs on svc. Returns 0 or -errno. */
+/* Register the programs on svc. Returns 0 or -errno. */
 int programs_register(struct rpc_service *svc);
 
 #endif

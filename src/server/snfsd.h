@@ -13,6 +13,7 @@
 
 struct export_table;
 struct nfs4_server;
+struct nlm_cb;
 struct rpc_stats_optab;
 
 #define SNFSD_MAX_CLI_EXPORTS 64
@@ -61,6 +62,8 @@ struct snfsd {
 	/* NFSv4 state (clients, sessions, opens, locks): made on the first
 	 * COMPOUND by nfs4_server_get(), freed by nfs4_server_free(). */
 	struct nfs4_server *nfs4;
+	/* NLM call backs (src/server/nlm/nlm_cb.c), started at the first. */
+	struct nlm_cb *nlm_cb;
 };
 
 /* Per-version tables of the protocols snfsd serves. The NFS program

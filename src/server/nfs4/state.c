@@ -302,6 +302,7 @@ void nfs4_server_free(struct nfs4_server *st)
 {
 	if (!st)
 		return;
+	nfs4_nlm_free_all(st);
 	while (st->clients) {
 		struct nfs4_client *cl = st->clients;
 		st->clients = cl->next;

@@ -76,6 +76,19 @@ struct nfs4_stid {
 	bool closed;
 };
 
+/* An NFSv3 client's lock-owner on one file (NLM: caller_name, svid,
+ * oh) and the bytes it holds; nlmlock.c. */
+struct nfs4_nlm_owner {
+	struct nfs4_nlm_owner *next;
+	char *host;
+	int32_t svid;
+	uint32_t ohlen;
+	uint8_t *oh;
+	struct nfs4_range *ranges;
+};
+
+struct nfs4_nlm_wait;
+
 struct nfs4_file {
 	struct nfs4_file *next, *prev; /* all files with state */
 	struct nfs4_file *hnext;       /* in its file_hash bucket */
@@ -83,6 +96,9 @@ struct nfs4_file {
 	struct bk_handle bh;
 	struct nfs4_stid *stids;
 	uint32_t nclosed; /* closed stateids kept on it (not in stids) */
+	/* NFSv3 (NLM) locks, and the blocked requests, oldest first */
+	struct nfs4_nlm_owner *nlm;
+	struct nfs4_nlm_wait *waiting;
 };
 
 struct nfs4_client {
@@ -127,7 +143,8 @@ struct nfs4_server {
 	time_t grace_end;
 	char **reclaim;
 	size_t nreclaim;
-	struct nfs4_record record; /* the owners a restart lets reclaim */
+	struct nfs4_record record;      /* the owners a restart lets reclaim */
+	uint32_t nlm_owners, nlm_waits; /* nlmlock.c, for its bounds */
 };
 
 time_t nfs4_now(void);
@@ -153,5 +170,26 @@ void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl);
 bool nfs4_client_has_state(const struct nfs4_server *st,
                            const struct nfs4_client *cl);
 void nfs4_owner_free(struct nfs4_owner *o);
+/* The file with state for (fsid, bh), made when create; nfs4_file_put
+ * frees it once nothing refers to it any more. */
+struct nfs4_file *nfs4_file_lookup(struct nfs4_server *st, uint32_t fsid,
+                                   const struct bk_handle *bh, bool create);
+void nfs4_file_put(struct nfs4_server *st, struct nfs4_file *f);
+/* Set [start, end] of a lock-owner's list to write or read, or clear it
+ * (unlock), cutting the ranges it overlaps. 0 or -ENOMEM. */
+int nfs4_range_set(struct nfs4_range **head, uint64_t start, uint64_t end,
+                   bool unlock, bool write);
+void nfs4_ranges_free(struct nfs4_range *r);
+/* nlmlock.c: the first NLM range of f, of an owner other than self,
+ * that conflicts with [start, end]; its owner in *owner. */
+const struct nfs4_range *nfs4_nlm_conflict(const struct nfs4_file *f,
+                                           const struct nfs4_nlm_owner *self,
+                                           uint64_t start, uint64_t end,
+                                           bool write,
+                                           const struct nfs4_nlm_owner **owner);
+/* Bytes of f came free: grant the NFSv3 requests waiting for them. */
+void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f);
+/* Drop every NLM owner and waiting request (at shutdown). */
+void nfs4_nlm_free_all(struct nfs4_server *st);
 
 #endif

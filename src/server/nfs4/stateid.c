@@ -156,10 +156,10 @@ static struct nfs4_file *file_find(struct nfs4_server *st, uint32_t fsid,
 	return NULL;
 }
 
-static struct nfs4_file *file_get(struct nfs4_server *st,
-                                  const struct nfs4_fh *fh, bool create)
+struct nfs4_file *nfs4_file_lookup(struct nfs4_server *st, uint32_t fsid,
+                                   const struct bk_handle *bh, bool create)
 {
-	struct nfs4_file *f = file_find(st, fh->ex->fsid, &fh->bh);
+	struct nfs4_file *f = file_find(st, fsid, bh);
 	uint32_t b;
 
 	if (f || !create)
@@ -167,8 +167,8 @@ static struct nfs4_file *file_get(struct nfs4_server *st,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->fsid = fh->ex->fsid;
-	f->bh = fh->bh;
+	f->fsid = fsid;
+	f->bh = *bh;
 	f->next = st->files;
 	if (st->files)
 		st->files->prev = f;
@@ -179,11 +179,17 @@ static struct nfs4_file *file_get(struct nfs4_server *st,
 	return f;
 }
 
-static void file_put(struct nfs4_server *st, struct nfs4_file *f)
+static struct nfs4_file *file_get(struct nfs4_server *st,
+                                  const struct nfs4_fh *fh, bool create)
+{
+	return nfs4_file_lookup(st, fh->ex->fsid, &fh->bh, create);
+}
+
+void nfs4_file_put(struct nfs4_server *st, struct nfs4_file *f)
 {
 	struct nfs4_file **pp;
 
-	if (f->stids || f->nclosed)
+	if (f->stids || f->nclosed || f->nlm || f->waiting)
 		return;
 	if (f->prev)
 		f->prev->next = f->next;
@@ -235,7 +241,7 @@ static struct nfs4_stid *stid_new(struct nfs4_server *st,
 	return s;
 }
 
-static void ranges_free(struct nfs4_range *r)
+void nfs4_ranges_free(struct nfs4_range *r)
 {
 	while (r) {
 		struct nfs4_range *n = r->next;
@@ -265,6 +271,7 @@ static void stid_unlist(struct nfs4_server *st, struct nfs4_stid *s)
 static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 {
 	struct nfs4_file *f = s->file;
+	bool held;
 
 	if (s->closed)
 		f->nclosed--;
@@ -276,9 +283,12 @@ static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 			*pp = s->hnext;
 			break;
 		}
-	ranges_free(s->ranges);
+	held = s->lock && s->ranges;
+	nfs4_ranges_free(s->ranges);
 	free(s);
-	file_put(st, f);
+	if (held) /* NFSv3 clients may be waiting for these bytes */
+		nfs4_nlm_wake(st, f);
+	nfs4_file_put(st, f);
 }
 
 static void open_locks_free(struct nfs4_server *st, struct nfs4_stid *open)
@@ -681,7 +691,7 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 		st = nfs4_errno(rc);
 	}
 	if (st) {
-		file_put(c->st, f);
+		nfs4_file_put(c->st, f);
 		goto out;
 	}
 	if (s) {
@@ -692,7 +702,7 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 	} else {
 		s = stid_new(c->st, o->cl, o, f, false);
 		if (!s) {
-			file_put(c->st, f);
+			nfs4_file_put(c->st, f);
 			st = NFS4ERR_RESOURCE;
 			goto out;
 		}
@@ -834,22 +844,48 @@ static const struct nfs4_range *lock_conflict(const struct nfs4_file *f,
 }
 
 static void put_denied(struct xdr_out *x, const struct nfs4_range *g,
-                       const struct nfs4_stid *holder)
+                       uint64_t clientid, const uint8_t *owner,
+                       uint32_t ownerlen)
 {
 	xdr_put_u64(x, g->start);
 	xdr_put_u64(x,
 	            g->end == UINT64_MAX ? UINT64_MAX : g->end - g->start + 1);
 	xdr_put_u32(x, g->write ? WRITE_LT : READ_LT);
-	xdr_put_u64(x, holder->cl->clientid);
-	xdr_put_opaque(x, holder->owner->data, holder->owner->len);
+	xdr_put_u64(x, clientid);
+	xdr_put_opaque(x, owner, ownerlen);
+}
+
+/* NFS4ERR_DENIED, its LOCK4denied encoded, when another NFSv4 lock-owner
+ * than self or any NFSv3 (NLM) owner holds bytes of r that conflict;
+ * NFS4_OK otherwise. An NLM holder is reported as clientid 0 with its
+ * owner handle. */
+static uint32_t lock_denied(const struct nfs4_file *f,
+                            const struct nfs4_owner *self,
+                            const struct lock_req *r, struct xdr_out *x)
+{
+	const struct nfs4_stid *holder;
+	const struct nfs4_nlm_owner *nh;
+	const struct nfs4_range *g = lock_conflict(f, self, r, &holder);
+
+	if (g) {
+		put_denied(x, g, holder->cl->clientid, holder->owner->data,
+		           holder->owner->len);
+		return NFS4ERR_DENIED;
+	}
+	g = nfs4_nlm_conflict(f, NULL, r->start, r->end, r->write, &nh);
+	if (g) {
+		put_denied(x, g, 0, nh->oh, nh->ohlen);
+		return NFS4ERR_DENIED;
+	}
+	return NFS4_OK;
 }
 
 /* Set [start, end] to type (write/read) or remove it (unlock), cutting
  * the ranges it overlaps: POSIX semantics within one owner. */
-static int range_set(struct nfs4_stid *s, uint64_t start, uint64_t end,
-                     bool unlock, bool write)
+int nfs4_range_set(struct nfs4_range **head, uint64_t start, uint64_t end,
+                   bool unlock, bool write)
 {
-	struct nfs4_range **pp = &s->ranges, *g, *n;
+	struct nfs4_range **pp = head, *g, *n;
 
 	while ((g = *pp)) {
 		if (g->end < start || g->start > end) {
@@ -887,8 +923,8 @@ static int range_set(struct nfs4_stid *s, uint64_t start, uint64_t end,
 	n->start = start;
 	n->end = end;
 	n->write = write;
-	n->next = s->ranges;
-	s->ranges = n;
+	n->next = *head;
+	*head = n;
 	return 0;
 }
 
@@ -973,8 +1009,6 @@ uint32_t nfs4_op_lock(struct nfs4_compound *c)
 	struct lock_args a;
 	struct lock_req r;
 	struct nfs4_stid *s;
-	const struct nfs4_stid *holder;
-	const struct nfs4_range *g;
 	struct nfs4_stateid sid;
 	uint32_t st;
 
@@ -997,16 +1031,15 @@ uint32_t nfs4_op_lock(struct nfs4_compound *c)
 		st = NFS4ERR_OPENMODE;
 		goto out;
 	}
-	g = lock_conflict(s->file, s->owner, &r, &holder);
-	if (g) {
-		put_denied(c->res, g, holder);
-		st = NFS4ERR_DENIED;
+	st = lock_denied(s->file, s->owner, &r, c->res);
+	if (st)
 		goto out;
-	}
-	if (range_set(s, r.start, r.end, false, r.write)) {
+	if (nfs4_range_set(&s->ranges, r.start, r.end, false, r.write)) {
 		st = NFS4ERR_RESOURCE;
 		goto out;
 	}
+	if (!r.write) /* a downgrade frees bytes for readers */
+		nfs4_nlm_wake(c->st, s->file);
 	s->seqid++;
 	s->cl->renewed = nfs4_now();
 	stid_to_wire(c->st, s, &sid);
@@ -1025,8 +1058,6 @@ uint32_t nfs4_op_lockt(struct nfs4_compound *c)
 	struct lock_req r;
 	struct nfs4_client *cl;
 	struct nfs4_file *f;
-	const struct nfs4_stid *holder;
-	const struct nfs4_range *g;
 
 	if (!xdr_get_u32(c->args, &type) || !xdr_get_u64(c->args, &off) ||
 	    !xdr_get_u64(c->args, &len) || !xdr_get_u64(c->args, &clientid) ||
@@ -1046,13 +1077,9 @@ uint32_t nfs4_op_lockt(struct nfs4_compound *c)
 		goto out;
 	}
 	f = file_get(c->st, &c->cfh, false);
-	g = f ? lock_conflict(f, owner_find(cl, true, owner, ownerlen), &r,
-	                      &holder)
-	      : NULL;
-	if (g) {
-		put_denied(c->res, g, holder);
-		st = NFS4ERR_DENIED;
-	}
+	if (f)
+		st = lock_denied(f, owner_find(cl, true, owner, ownerlen), &r,
+		                 c->res);
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
@@ -1081,10 +1108,11 @@ uint32_t nfs4_op_locku(struct nfs4_compound *c)
 	st = stid_lookup_seqid(c, &sid, true, seqid, &s);
 	if (st)
 		goto out;
-	if (range_set(s, r.start, r.end, true, false)) {
+	if (nfs4_range_set(&s->ranges, r.start, r.end, true, false)) {
 		st = NFS4ERR_RESOURCE;
 		goto out;
 	}
+	nfs4_nlm_wake(c->st, s->file);
 	s->seqid++;
 	s->cl->renewed = nfs4_now();
 	stid_to_wire(c->st, s, &sid);

@@ -1,0 +1,36 @@
+/* NLM version 4 (the Network Lock Manager of NFSv3; X/Open XNFS, chapter
+ * 10 and 14): program and procedure numbers, nlm4_stats, limits. */
+#ifndef SNFS_PROTO_NLM4_CONST_H
+#define SNFS_PROTO_NLM4_CONST_H
+
+#define NLM_PROG 100021
+#define NLM4_VERS 4
+#define NLM_MAXNETOBJ 1024 /* cookie, fh, oh: netobj is opaque<1024> */
+#define NLM_MAXSTRLEN 1024 /* caller_name: string<LM_MAXSTRLEN> */
+
+enum nlm4_proc {
+	NLMPROC4_NULL = 0,
+	NLMPROC4_TEST = 1,
+	NLMPROC4_LOCK = 2,
+	NLMPROC4_CANCEL = 3,
+	NLMPROC4_UNLOCK = 4,
+	NLMPROC4_GRANTED = 5,
+	NLMPROC4_NM_LOCK = 22,
+	NLMPROC4_FREE_ALL = 23,
+	NLMPROC4_COUNT = 24,
+};
+
+enum nlm4_stats {
+	NLM4_GRANTED = 0,
+	NLM4_DENIED = 1,
+	NLM4_DENIED_NOLOCKS = 2,
+	NLM4_BLOCKED = 3,
+	NLM4_DENIED_GRACE_PERIOD = 4,
+	NLM4_DEADLCK = 5,
+	NLM4_ROFS = 6,
+	NLM4_STALE_FH = 7,
+	NLM4_FBIG = 8,
+	NLM4_FAILED = 9,
+};
+
+#endif

@@ -1,0 +1,97 @@
+/* NLM v4, the lock protocol of NFSv3 clients.
+ *
+ * nlm4.c decodes the calls and answers them; the locks themselves live in
+ * the NFSv4 state (src/server/nfs4/nlmlock.c), under its one mutex, so an
+ * NFSv3 client's lock and an NFSv4 client's lock on the same bytes
+ * conflict as they would between two local processes. A blocked lock is
+ * granted when the bytes come free, and the client told by an
+ * NLM_GRANTED call back to its lock manager (nlm_cb.c); a client that
+ * cannot be reached that way finds the lock granted at its next retry of
+ * the LOCK (Linux retries every 30 s). */
+#ifndef SNFS_NLM_H
+#define SNFS_NLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "backend/backend.h"
+#include "proto/nlm4_const.h"
+#include "rpc/rpc.h"
+
+struct nfs4_server;
+struct snfsd;
+
+/* The program's only version, for programs.c. */
+extern const struct rpc_version nlm4_version;
+
+/* A lock owner is (caller_name, svid, oh); the range is inclusive. */
+struct nlm_req {
+	const char *host;
+	int32_t svid;
+	const uint8_t *oh;
+	uint32_t ohlen;
+	uint64_t start, end;
+	bool write;
+};
+
+/* Who holds a conflicting lock, for TEST's DENIED reply. */
+struct nlm_holder {
+	bool write;
+	int32_t svid;
+	uint32_t ohlen;
+	uint8_t oh[NLM_MAXNETOBJ];
+	uint64_t start, end;
+};
+
+/* What an NLM_GRANTED call back needs: where the client called from and
+ * the lock as it asked for it (echoed, cookie and handle included). */
+struct nlm_grant {
+	struct nlm_grant *next;
+	uint64_t id;   /* the waiting entry, for nfs4_nlm_granted */
+	uint32_t fsid; /* the file */
+	struct bk_handle bh;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	uint32_t cookielen, fhlen, ohlen;
+	uint8_t cookie[NLM_MAXNETOBJ];
+	uint8_t fh[NLM_MAXNETOBJ];
+	uint8_t oh[NLM_MAXNETOBJ];
+	char host[NLM_MAXSTRLEN + 1];
+	int32_t svid;
+	uint64_t off, len; /* as on the wire */
+	bool write;
+};
+
+/* ---- the lock table (nfs4/nlmlock.c), each under the state mutex ----
+ * All return an nlm4_stats value. */
+
+/* NLM4_GRANTED when req could be had, else NLM4_DENIED and the holder. */
+uint32_t nfs4_nlm_test(struct nfs4_server *st, uint32_t fsid,
+                       const struct bk_handle *bh, const struct nlm_req *req,
+                       struct nlm_holder *holder);
+/* Take req. On a conflict: NLM4_BLOCKED with wait (the call back to make
+ * once granted, copied) queued behind it, or NLM4_DENIED without. */
+uint32_t nfs4_nlm_lock(struct nfs4_server *st, uint32_t fsid,
+                       const struct bk_handle *bh, const struct nlm_req *req,
+                       const struct nlm_grant *wait);
+uint32_t nfs4_nlm_unlock(struct nfs4_server *st, uint32_t fsid,
+                         const struct bk_handle *bh, const struct nlm_req *req);
+/* Withdraw a blocked request; one granted but not yet told to the client
+ * is released. */
+uint32_t nfs4_nlm_cancel(struct nfs4_server *st, uint32_t fsid,
+                         const struct bk_handle *bh, const struct nlm_req *req);
+/* The call back g (a copy of what the wait queued) reached the client. */
+void nfs4_nlm_granted(struct nfs4_server *st, const struct nlm_grant *g);
+/* FREE_ALL: every lock and waiting request of caller_name host. */
+void nfs4_nlm_free_host(struct nfs4_server *st, const char *host);
+
+/* ---- call backs (nlm_cb.c) ---- */
+
+/* Hand g (malloc'ed; taken over) to the call-back thread. Never blocks:
+ * called under the state mutex. */
+void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g);
+/* Stop the thread and drop what is still queued. */
+void nlm_cb_shutdown(struct snfsd *s);
+
+#endif

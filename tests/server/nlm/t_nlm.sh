@@ -1,0 +1,39 @@
+#!/bin/bash
+# NLM v4 (NFSv3 byte-range locks) from raw RPC against the ASan snfsd:
+# TEST/LOCK/CANCEL/UNLOCK/FREE_ALL semantics between owners, POSIX splits
+# within one, read sharing, bad handles and arguments (nlm_cases.py);
+# then, when port 111 is free, the client's side of NLM_GRANTED call
+# backs, played by the script itself (a portmapper on 111 and a lock
+# manager). The Linux kernel client's locks, v3 and v4 together, are in
+# tests/interop/t_kernel_locks.sh.
+set -u
+. "$(dirname "$0")/../../lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+scratch
+mkdir -p "$T_DIR/rw" "$T_DIR/ro"
+echo data >"$T_DIR/rw/f"
+echo data >"$T_DIR/ro/f"
+PORT=$(free_port)
+if ! snfsd_start "$PORT" --no-portmap -e "$T_DIR/rw:rw,insecure,no_root_squash" \
+	-e "$T_DIR/ro:ro,insecure,no_root_squash"; then
+	notok "snfsd starts"
+	tail -20 "$T_DIR/snfsd.log" >&2
+	exit 1
+fi
+
+python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro"
+check "the server lives after the NLM cases" snfsd_alive
+
+port_busy() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+if [ "$(id -u)" != 0 ] || port_busy 111; then
+	echo "ok - # SKIP call backs: port 111 taken or not root"
+else
+	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --callbacks
+	check "the server lives after the call backs" snfsd_alive
+fi
+
+snfsd_stop
+check_eq "snfsd exits cleanly" 0 $?
+check_no_sanitizer_reports "nlm"
+exit 0
