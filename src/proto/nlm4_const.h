@@ -20,6 +20,17 @@ enum nlm4_proc {
 	NLMPROC4_COUNT = 24,
 };
 
+/* NSM, the status monitor (XNFS 11): a client that restarted says so
+ * with SM_NOTIFY, and its locks go. */
+#define NSM_PROG 100024
+#define NSM_VERS 1
+#define NSM_MAXSTRLEN 1024
+enum nsm_proc {
+	SM_NULL = 0,
+	SM_NOTIFY = 6,
+	SM_COUNT = 7,
+};
+
 enum nlm4_stats {
 	NLM4_GRANTED = 0,
 	NLM4_DENIED = 1,

@@ -151,7 +151,7 @@ static int client_unset_all(struct pmap_client *cl, struct rpc_service *svc)
 	int rc = 0;
 	for (int i = 0; i < svc->nprogs; i++) {
 		const struct rpc_program *p = svc->progs[i];
-		if (p->prog == PMAP_PROG)
+		if (p->prog == PMAP_PROG || p->own_portmap_only)
 			continue;
 		for (uint32_t v = 0; v < p->nversions; v++) {
 			int r = client_map(cl, false, p->prog,
@@ -175,7 +175,7 @@ int pmap_register_all(struct rpc_service *svc, uint16_t port)
 		rc = 0;
 	for (int i = 0; i < svc->nprogs && rc == 0; i++) {
 		const struct rpc_program *p = svc->progs[i];
-		if (p->prog == PMAP_PROG)
+		if (p->prog == PMAP_PROG || p->own_portmap_only)
 			continue;
 		for (uint32_t v = 0; v < p->nversions && rc == 0; v++) {
 			uint32_t vers = p->versions[v].vers;

@@ -126,6 +126,10 @@ struct rpc_program {
 	const struct rpc_version *versions;
 	uint32_t nversions;
 	bool udp; /* also served over UDP (MOUNT, portmap) */
+	/* Named by our own portmapper only, never registered with rpcbind:
+	 * where rpcbind runs, the program belongs to another daemon there
+	 * (NSM to rpc.statd). */
+	bool own_portmap_only;
 };
 
 /* ---- service: a registry of programs, independent of sockets ---- */

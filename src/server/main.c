@@ -440,7 +440,7 @@ static bool portmap_register(struct snfsd *s)
 		         strerror(-rc), port, port);
 		return false;
 	}
-	log_info("registered nfs and mountd with rpcbind");
+	log_info("registered nfs, mountd and nlockmgr with rpcbind");
 	return true;
 }
 
@@ -512,7 +512,8 @@ int main(int argc, char **argv)
 		pmap_registered = portmap_register(s);
 	if (!rc) {
 		log_info("snfsd %s listening on %s port %u (tcp: nfs v3 and "
-		         "v4.0-4.2, mount v1/v3; udp: mount), %d threads%s%s, "
+		         "v4.0-4.2, mount v1/v3, nlockmgr v4; udp: mount, "
+		         "nlockmgr), %d threads%s%s, "
 		         "state in %s",
 		         SNFSD_VERSION, s->cfg.listen_addr, s->cfg.port,
 		         s->cfg.threads, s->cfg.cpus ? " on CPUs " : "",

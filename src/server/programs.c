@@ -41,6 +41,17 @@ const struct rpc_program snfsd_nlm_program = {
     .udp = true,
 };
 
+/* NSM's SM_NOTIFY, for clients that restarted: named only by our own
+ * portmapper (where rpcbind runs, rpc.statd owns the program). */
+const struct rpc_program snfsd_nsm_program = {
+    .prog = NSM_PROG,
+    .name = "status",
+    .versions = &nsm1_version,
+    .nversions = 1,
+    .udp = true,
+    .own_portmap_only = true,
+};
+
 int programs_register(struct rpc_service *svc)
 {
 	int rc;
@@ -55,5 +66,7 @@ int programs_register(struct rpc_service *svc)
 		rc = rpc_service_add(svc, &snfsd_mount_program);
 	if (!rc)
 		rc = rpc_service_add(svc, &snfsd_nlm_program);
+	if (!rc)
+		rc = rpc_service_add(svc, &snfsd_nsm_program);
 	return rc;
 }

@@ -9,6 +9,8 @@ extern const struct rpc_program snfsd_nfs_program;
 extern const struct rpc_program snfsd_mount_program;
 /* NLM v4 (100021), the NFSv3 lock manager, over TCP and UDP. */
 extern const struct rpc_program snfsd_nlm_program;
+/* NSM (100024) SM_NOTIFY, over TCP and UDP; our own portmapper only. */
+extern const struct rpc_program snfsd_nsm_program;
 
 /* Register the programs on svc. Returns 0 or -errno. */
 int programs_register(struct rpc_service *svc);

@@ -11,15 +11,7 @@
 set -u
 SERVER=$1 PORT=$2 EXPORT=$3 PAT=$4 DELAY=${5:-0}
 export LC_ALL=C
-step() { # name cmd...
-	local name=$1 rc
-	shift
-	"$@" >/tmp/step.out 2>&1
-	rc=$?
-	echo "R|$name $rc"
-	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
-	return $rc
-}
+. "$(dirname "$0")/../interop/guest_lib.sh"
 # Small dirty limits: write back (UNSTABLE WRITEs) while dd is still going.
 sysctl -q -w vm.dirty_background_bytes=1048576 vm.dirty_bytes=4194304 vm.dirty_expire_centisecs=100
 mkdir -p /mnt

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/nlm4_const.h"
 #include "rpc/portmap.h"
 #include "server/exports.h"
 #include "server/fh.h"
@@ -309,7 +310,7 @@ static void procs_build(void)
 	    {PMAP_PROGRAM, 2}, {PMAP_PROGRAM, 3},  {PMAP_PROGRAM, 4},
 	};
 	static const uint32_t progs[] = {NFS_PROGRAM, MOUNT_PROGRAM,
-	                                 PMAP_PROGRAM};
+	                                 PMAP_PROGRAM, NLM_PROG, NSM_PROG};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		add_version(fixed[i][0], fixed[i][1]);

@@ -21,15 +21,7 @@ SERVER=$1 PORT=$2 EXPORT=$3 FSRAND=$4 OPS=$5 SEED=$6 MAX=${7:-262144}
 PORT2=${8:-} EXPORT2=${9:-} # a second server (other export options)
 NSRAND=$(cd "$(dirname "$0")" && pwd)/nsrand.py
 
-step() { # name cmd...: run, print its status
-	local name=$1 rc
-	shift
-	"$@" >/tmp/step.out 2>&1
-	rc=$?
-	echo "R|$name $rc"
-	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
-	return $rc
-}
+. "$(dirname "$0")/guest_lib.sh"
 
 mkdir -p /m3 /m41 /m42
 step mount-3 mount -t nfs -o "vers=3,proto=tcp,mountproto=tcp,nolock,port=$PORT,mountport=$PORT,retry=0" \

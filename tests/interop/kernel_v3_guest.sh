@@ -14,15 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SERVER=$1 EXPORT=$2 EXTRA=${3:+,$3}
 export LC_ALL=C
 
-step() { # name cmd...: run, print its status
-	local name=$1 rc
-	shift
-	"$@" >"/tmp/step.$name" 2>&1
-	rc=$?
-	echo "R|$name $rc"
-	[ "$rc" = 0 ] || sed "s/^/G|$name: /" "/tmp/step.$name" | head -20
-	return $rc
-}
+. "$HERE/guest_lib.sh"
 
 # rpcbind v3/v4 DUMP (rpcinfo -p would connect to the universal address the
 # server reports, 127.0.0.1, which is not the host from inside the guest).

@@ -143,12 +143,12 @@ regs() {
 		echo "rpcinfo failed: $out"
 		return
 	}
-	awk '$1 == 100003 || $1 == 100005 { print $1, $2, $3, $4 }' <<<"$out" |
+	awk '$1 == 100003 || $1 == 100005 || $1 == 100021 { print $1, $2, $3, $4 }' <<<"$out" |
 		LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//'
 }
 want() { # port: what snfsd serves there
 	local p=$1
-	echo "100003 3 tcp $p 100003 4 tcp $p 100005 1 tcp $p 100005 1 udp $p 100005 3 tcp $p 100005 3 udp $p"
+	echo "100003 3 tcp $p 100003 4 tcp $p 100005 1 tcp $p 100005 1 udp $p 100005 3 tcp $p 100005 3 udp $p 100021 4 tcp $p 100021 4 udp $p"
 }
 ready() { # netid prog vers: rpcinfo's own call through rpcbind's mapping
 	rpcinfo -T "$1" 127.0.0.1 "$2" "$3" 2>&1 | grep -q "program [0-9]* version $3 ready and waiting"
@@ -202,14 +202,18 @@ check_eq "no NFS or MOUNT mapping before snfsd starts" "" "$(regs)"
 
 # ---- registration
 if srv_start reg -p "$P1"; then ok "snfsd starts next to rpcbind"; else notok "snfsd starts next to rpcbind"; fi
-check "log: registered with rpcbind" grep -q 'registered nfs and mountd with rpcbind' "$SRV_LOG"
-check_eq "rpcinfo -p: nfs v3+v4 on tcp, mountd v1+v3 on tcp and udp, at snfsd's port" "$(want "$P1")" "$(regs)"
+check "log: registered with rpcbind" grep -q 'registered nfs, mountd and nlockmgr with rpcbind' "$SRV_LOG"
+check_eq "rpcinfo -p: nfs v3+v4 on tcp, mountd v1+v3 and nlockmgr v4 on tcp and udp, at snfsd's port" "$(want "$P1")" "$(regs)"
 check "rpcinfo -T tcp nfs 3 answers" ready tcp nfs 3
 check "rpcinfo -T tcp nfs 4 answers" ready tcp nfs 4
 check "rpcinfo -T tcp mountd 1 answers" ready tcp mountd 1
 check "rpcinfo -T tcp mountd 3 answers" ready tcp mountd 3
 check "rpcinfo -T udp mountd 1 answers" ready udp mountd 1
 check "rpcinfo -T udp mountd 3 answers" ready udp mountd 3
+check "rpcinfo -T tcp nlockmgr 4 answers" ready tcp nlockmgr 4
+check "rpcinfo -T udp nlockmgr 4 answers" ready udp nlockmgr 4
+check_eq "status (NSM) is left to rpc.statd: not registered" "" \
+	"$(rpcinfo -p 127.0.0.1 2>&1 | awk '$1 == 100024')"
 owners=$(rpcinfo 127.0.0.1 | awk '$1 == 100003 || $1 == 100005 { print $6 }' | sort -u)
 check_eq "registered as owner superuser" superuser "$owners"
 check_ls "nfs-ls nfs://127.0.0.1$EXP?version=3 (no ports) lists the export"
@@ -271,7 +275,7 @@ check_eq "first server's SIGTERM unregisters" "" "$(regs)"
 # the loopback, which rpcbind trusts (Debian's 1.2.6 without -L as well)
 mv /run/rpcbind.sock /run/rpcbind.sock.hidden
 srv_start v2 -p "$P1" || notok "snfsd starts (no local socket)"
-check "v2: log: registered with rpcbind" grep -q 'registered nfs and mountd with rpcbind' "$SRV_LOG"
+check "v2: log: registered with rpcbind" grep -q 'registered nfs, mountd and nlockmgr with rpcbind' "$SRV_LOG"
 check_eq "v2: registered over TCP" "$(want "$P1")" "$(regs)"
 check_ls "v2: nfs-ls finds it"
 snfsd_stop TERM

@@ -25,7 +25,8 @@ static int toy_null(struct rpc_call *call, struct xdr_out *res)
 static const struct rpc_proc toy_procs[] = {{"NULL", toy_null}};
 static const struct rpc_version toy_versions[] = {{1, toy_procs, 1},
                                                   {2, toy_procs, 1}};
-static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 2, false};
+static const struct rpc_program toy_prog = {
+    .prog = TOY, .name = "toy", .versions = toy_versions, .nversions = 2};
 
 static struct rpc_service *svc;
 

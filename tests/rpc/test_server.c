@@ -109,7 +109,11 @@ static const struct rpc_proc toy_procs[] = {
     {"COUNT", toy_count},
 };
 static const struct rpc_version toy_versions[] = {{1, toy_procs, 7}};
-static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 1, true};
+static const struct rpc_program toy_prog = {.prog = TOY,
+                                            .name = "toy",
+                                            .versions = toy_versions,
+                                            .nversions = 1,
+                                            .udp = true};
 
 struct tserver {
 	struct rpc_service *svc;

@@ -90,7 +90,8 @@ static const struct rpc_version toy_versions[] = {
     {3, toy_procs, 9},
     {1, toy_procs, 2},
 };
-static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 2, false};
+static const struct rpc_program toy_prog = {
+    .prog = TOY, .name = "toy", .versions = toy_versions, .nversions = 2};
 
 static struct rpc_service *svc;
 

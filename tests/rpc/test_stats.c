@@ -78,13 +78,16 @@ static const struct rpc_version toy_versions[] = {
     {1, toy_procs, 2},
     {2, toy_procs, 6},
 };
-static const struct rpc_program toy_prog = {TOY, "toy", toy_versions, 2, false};
+static const struct rpc_program toy_prog = {
+    .prog = TOY, .name = "toy", .versions = toy_versions, .nversions = 2};
 
 static const struct rpc_proc other_procs[] = {{"NULL", toy_null},
                                               {"PING", toy_null}};
 static const struct rpc_version other_versions[] = {{7, other_procs, 2}};
-static const struct rpc_program other_prog = {TOY + 1, "we\"ird",
-                                              other_versions, 1, false};
+static const struct rpc_program other_prog = {.prog = TOY + 1,
+                                              .name = "we\"ird",
+                                              .versions = other_versions,
+                                              .nversions = 1};
 
 static struct rpc_service *svc;
 
@@ -659,8 +662,10 @@ static const struct rpc_version toyops_versions[] = {
     {3, toyops_procs, 2},
     {4, toyops_procs, 2},
 };
-static const struct rpc_program toyops_prog = {TOYOPS, "toyops",
-                                               toyops_versions, 2, false};
+static const struct rpc_program toyops_prog = {.prog = TOYOPS,
+                                               .name = "toyops",
+                                               .versions = toyops_versions,
+                                               .nversions = 2};
 
 static struct rpc_service *ops_svc;
 

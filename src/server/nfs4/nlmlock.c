@@ -11,8 +11,10 @@
  * client has heard of it (the call back succeeded or it asked again), so
  * that a CANCEL arriving in between releases the lock instead of leaving
  * it with an owner that believes it never got it. */
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server/nfs4/state_int.h"
 #include "server/nlm/nlm.h"
@@ -68,6 +70,8 @@ owner_new(struct nfs4_server *st, struct nfs4_file *f, const struct nlm_req *r)
 		return NULL;
 	}
 	memcpy(o->oh, r->oh, r->ohlen);
+	if (r->peer)
+		o->peer = *r->peer;
 	o->ohlen = r->ohlen;
 	o->svid = r->svid;
 	o->next = f->nlm;
@@ -359,7 +363,8 @@ void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f)
 			wait_unlink(st, pp); /* the lock, if granted, stays */
 			continue;
 		}
-		r = (struct nlm_req){.host = w->g->host,
+		r = (struct nlm_req){.peer = &w->g->peer,
+		                     .host = w->g->host,
 		                     .svid = w->g->svid,
 		                     .oh = w->g->oh,
 		                     .ohlen = w->g->ohlen,
@@ -382,8 +387,39 @@ void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f)
 	}
 }
 
-void nfs4_nlm_free_host(struct nfs4_server *st, const char *host)
+/* The same host address (ports aside; IPv4 and its IPv6-mapped form
+ * alike). */
+static bool same_addr(const struct sockaddr_storage *a,
+                      const struct sockaddr_storage *b)
 {
+	struct in6_addr x, y;
+
+	if (a->ss_family == AF_INET && b->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	for (int i = 0; i < 2; i++) {
+		const struct sockaddr_storage *s = i ? b : a;
+		struct in6_addr *out = i ? &y : &x;
+
+		if (s->ss_family == AF_INET6) {
+			*out = ((const struct sockaddr_in6 *)s)->sin6_addr;
+		} else if (s->ss_family == AF_INET) {
+			memset(out, 0, sizeof(*out));
+			out->s6_addr[10] = out->s6_addr[11] = 0xff;
+			memcpy(&out->s6_addr[12],
+			       &((const struct sockaddr_in *)s)->sin_addr, 4);
+		} else {
+			return false;
+		}
+	}
+	return !memcmp(&x, &y, sizeof(x));
+}
+
+unsigned nfs4_nlm_free_host(struct nfs4_server *st, const char *host,
+                            const struct sockaddr_storage *peer)
+{
+	unsigned n = 0;
+
 	pthread_mutex_lock(&st->lock);
 	for (struct nfs4_file *f = st->files, *next; f; f = next) {
 		struct nfs4_nlm_wait **pp = &f->waiting;
@@ -391,18 +427,23 @@ void nfs4_nlm_free_host(struct nfs4_server *st, const char *host)
 
 		next = f->next;
 		while (*pp)
-			if (!strcmp((*pp)->g->host, host))
+			if (!strcasecmp((*pp)->g->host, host) &&
+			    same_addr(&(*pp)->g->peer, peer))
 				wait_unlink(st, pp);
 			else
 				pp = &(*pp)->next;
 		for (o = f->nlm; o; o = on) {
 			on = o->next;
-			if (!strcmp(o->host, host))
+			if (!strcasecmp(o->host, host) &&
+			    same_addr(&o->peer, peer)) {
 				release(st, f, o, 0, UINT64_MAX);
+				n++;
+			}
 		}
 		nfs4_file_put(st, f);
 	}
 	pthread_mutex_unlock(&st->lock);
+	return n;
 }
 
 void nfs4_nlm_free_all(struct nfs4_server *st)

@@ -5,6 +5,7 @@
 #define SNFS_NFS4_STATE_INT_H
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "server/nfs4/nfs4.h"
@@ -80,6 +81,7 @@ struct nfs4_stid {
  * oh) and the bytes it holds; nlmlock.c. */
 struct nfs4_nlm_owner {
 	struct nfs4_nlm_owner *next;
+	struct sockaddr_storage peer; /* the client's address */
 	char *host;
 	int32_t svid;
 	uint32_t ohlen;

@@ -22,11 +22,15 @@
 struct nfs4_server;
 struct snfsd;
 
-/* The program's only version, for programs.c. */
+/* The program's only version, for programs.c; and NSM's (nsm.c). */
 extern const struct rpc_version nlm4_version;
+extern const struct rpc_version nsm1_version;
 
-/* A lock owner is (caller_name, svid, oh); the range is inclusive. */
+/* A lock owner is (caller_name, svid, oh); the range is inclusive. peer
+ * is where the request came from (kept with the owner: a status
+ * notification must come from there to drop its locks). */
 struct nlm_req {
+	const struct sockaddr_storage *peer;
 	const char *host;
 	int32_t svid;
 	const uint8_t *oh;
@@ -83,8 +87,11 @@ uint32_t nfs4_nlm_cancel(struct nfs4_server *st, uint32_t fsid,
                          const struct bk_handle *bh, const struct nlm_req *req);
 /* The call back g (a copy of what the wait queued) reached the client. */
 void nfs4_nlm_granted(struct nfs4_server *st, const struct nlm_grant *g);
-/* FREE_ALL: every lock and waiting request of caller_name host. */
-void nfs4_nlm_free_host(struct nfs4_server *st, const char *host);
+/* FREE_ALL, SM_NOTIFY: every lock and waiting request of caller_name
+ * host (any case) taken from peer's address. The number of owners
+ * dropped. */
+unsigned nfs4_nlm_free_host(struct nfs4_server *st, const char *host,
+                            const struct sockaddr_storage *peer);
 
 /* ---- call backs (nlm_cb.c) ---- */
 

@@ -83,8 +83,10 @@ static bool get_args(struct xdr_in *x, uint32_t proc, struct nlm_args *a)
 
 /* l_len 0 is "to the end of the file and beyond"; so is a range running
  * past the end of the offset space (as Linux's lockd clamps it). */
-static void to_req(const struct nlm_args *a, struct nlm_req *r)
+static void to_req(const struct rpc_call *call, const struct nlm_args *a,
+                   struct nlm_req *r)
 {
+	r->peer = &call->peer;
 	r->host = a->host;
 	r->svid = a->svid;
 	r->oh = a->oh;
@@ -174,7 +176,7 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 		if (call->proc == NLMPROC4_UNLOCK ||
 		    call->proc == NLMPROC4_CANCEL)
 			stat = r.ex ? NLM4_GRANTED : stat;
-	to_req(&a, &req);
+	to_req(call, &a, &req);
 	/* During grace NFSv4 clients win back their locks; new ones wait,
 	 * and reclaims outside it are refused (Linux lockd does the same). */
 	grace = stat == NLM4_GRANTED && nfs4_in_grace(st);
@@ -222,8 +224,8 @@ static int nlm_null(struct rpc_call *call, struct xdr_out *res)
 	return RPC_SUCCESS;
 }
 
-/* nlm4_notify: name, state. A client that restarted (PC-NFS style) or
- * an administrator drops every lock held under that caller_name. */
+/* nlm4_notify: name, state. A client that restarted (PC-NFS style)
+ * drops every lock it held under that caller_name. */
 static int nlm_free_all(struct rpc_call *call, struct xdr_out *res)
 {
 	struct nfs4_server *st = nfs4_server_get(call->ctx);
@@ -235,8 +237,8 @@ static int nlm_free_all(struct rpc_call *call, struct xdr_out *res)
 	    !xdr_get_i32(&call->args, &state))
 		return garbage(call);
 	if (st)
-		nfs4_nlm_free_host(st, name);
-	log_info("nlm: FREE_ALL for %s", name);
+		log_info("nlm: FREE_ALL for %s: %u lock owners dropped", name,
+		         nfs4_nlm_free_host(st, name, &call->peer));
 	return RPC_SUCCESS;
 }
 

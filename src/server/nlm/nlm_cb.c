@@ -116,7 +116,8 @@ static void deliver(struct snfsd *s, struct nlm_cb *cb, struct nlm_grant *g)
 	struct nfs4_server *st = nfs4_server_get(s);
 	char who[80];
 	int rc = call_granted(s, cb, g);
-	struct nlm_req req = {.host = g->host,
+	struct nlm_req req = {.peer = &g->peer,
+	                      .host = g->host,
 	                      .svid = g->svid,
 	                      .oh = g->oh,
 	                      .ohlen = g->ohlen,

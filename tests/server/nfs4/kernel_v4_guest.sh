@@ -17,15 +17,7 @@ FILEOPS=$HERE/../../interop/fileops.sh
 SERVER=$1 PORT=$2 EXPORT=$3
 export LC_ALL=C
 
-step() { # name cmd...: run, print its status
-	local name=$1 rc
-	shift
-	"$@" >/tmp/step.out 2>&1
-	rc=$?
-	echo "R|$name $rc"
-	[ "$rc" = 0 ] || sed "s/^/G|$name: /" /tmp/step.out | head -20
-	return $rc
-}
+. "$HERE/../../interop/guest_lib.sh"
 
 mkdir -p /mnt42 /mnt41 /mnt40 /tmp/local
 step mount-tmpfs mount -t tmpfs -o size=512m tmpfs /tmp/local

@@ -104,6 +104,23 @@ class Nlm:
             return e.stat
 
 
+NSM_PROG, SM_NOTIFY = 100024, 6
+
+
+def nsm_client(port, source):
+    """An RPC client whose calls come from another loopback address."""
+    c = N.Client("127.0.0.1", port, connect=False)
+    c.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    c.sock.settimeout(10)
+    c.sock.bind((source, 0))
+    c.sock.connect(("127.0.0.1", port))
+    return c
+
+
+def sm_notify(c, name, state):
+    c.call(NSM_PROG, 1, SM_NOTIFY, N.Packer().string(name).i32(state).bytes()).done()
+
+
 def handle_of(port, export, name):
     with N.Client("127.0.0.1", port) as c:
         root = c.mnt(export)
@@ -177,6 +194,26 @@ def basics(port, rw, ro):
     n.free_all("hostA")
     chk("FREE_ALL hostA: its locks are gone", n.test(c, fh, 0, 30)[0] == GRANTED_S)
     chk("FREE_ALL hostA: hostB's lock stays", n.test(c, fh, 40, 1)[0] == DENIED)
+    n.unlock(b, fh, 0, TO_END)
+    # SM_NOTIFY: a restarted client names itself; its locks go, but only
+    # when the notification comes from the address the locks came from.
+    n.lock(a, fh, 0, 10)
+    n.lock(b, fh, 40, 10)
+    other = nsm_client(port, "127.0.0.2")
+    sm_notify(other, "hostA", 3)
+    chk("SM_NOTIFY for hostA from another address: its locks stay",
+        n.test(c, fh, 0, 10)[0] == DENIED)
+    other.close()
+    sm_notify(n.c, "HOSTA", 5)
+    chk("SM_NOTIFY for HOSTA (any case) from its address: its locks go",
+        n.test(c, fh, 0, 10)[0] == GRANTED_S)
+    chk("... not hostB's", n.test(c, fh, 40, 1)[0] == DENIED)
+    try:
+        n.c.call(NSM_PROG, 1, SM_NOTIFY, N.Packer().u32(5000).bytes())
+        st = N.SUCCESS
+    except N.RpcError as e:
+        st = e.stat
+    chk("SM_NOTIFY cut short: GARBAGE_ARGS", st == N.GARBAGE_ARGS, st)
     n.unlock(b, fh, 0, TO_END)
     chk("NM_LOCK (no monitoring) locks too", n.lock(a, fh, 0, 1, proc=NM_LOCK) == GRANTED_S)
     chk("... and conflicts", n.test(b, fh, 0, 1)[0] == DENIED)
