@@ -50,7 +50,7 @@ enum {
 };
 
 /* Handler results other than an accept_stat: */
-#define RPC_REPLY_DROP (-1)		   /* send nothing */
+#define RPC_REPLY_DROP (-1)                       /* send nothing */
 #define RPC_REPLY_AUTH_ERR(stat) (0x100 | (stat)) /* MSG_DENIED, AUTH_ERROR */
 
 #define RPC_MAX_GIDS 16
@@ -77,8 +77,8 @@ struct rpc_call {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	enum rpc_transport transport;
-	struct rpc_conn *conn; /* NULL for UDP */
-	void *ctx;	       /* the service's context (struct snfsd *) */
+	struct rpc_conn *conn;   /* NULL for UDP */
+	void *ctx;               /* the service's context (struct snfsd *) */
 	struct rpc_service *svc; /* the service dispatching this call */
 
 	/* Filled by the handler (all optional), read after it returns for
@@ -102,6 +102,10 @@ struct rpc_call {
 /* Remember the handle a call is about, for error logs; the first one set
  * wins (RENAME and LINK name their source). Longer handles are cut. */
 void rpc_call_set_fh(struct rpc_call *call, const void *fh, uint32_t len);
+/* The address a TCP call arrived at (our side of its connection): 0, or
+ * -ENOTCONN for UDP calls, or -errno. */
+int rpc_call_local_addr(const struct rpc_call *call,
+                        struct sockaddr_storage *out);
 
 /* A handler decodes call->args and encodes its results into res. It returns
  * an accept_stat (RPC_SUCCESS sends res; any other sends the header only),
@@ -140,7 +144,7 @@ struct rpc_service *rpc_service_new(void *ctx);
 void rpc_service_free(struct rpc_service *svc);
 int rpc_service_add(struct rpc_service *svc, const struct rpc_program *prog);
 const struct rpc_program *rpc_service_find(const struct rpc_service *svc,
-					   uint32_t prog);
+                                           uint32_t prog);
 
 /* Decode one complete RPC record, dispatch it and encode the whole reply
  * (without a record mark) into reply. Returns 0 when reply must be sent,
@@ -149,10 +153,10 @@ const struct rpc_program *rpc_service_find(const struct rpc_service *svc,
  * The reply is appended after whatever reply already holds (so TCP can put
  * the 4-byte record mark in front and send both with one write); bytes
  * before the initial reply->len are never touched. */
-int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec,
-		       size_t len, const struct sockaddr *peer,
-		       socklen_t peer_len, enum rpc_transport t,
-		       struct rpc_conn *conn, struct xdr_out *reply);
+int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec, size_t len,
+                       const struct sockaddr *peer, socklen_t peer_len,
+                       enum rpc_transport t, struct rpc_conn *conn,
+                       struct xdr_out *reply);
 
 /* ---- TCP record marking (RFC 5531 section 11) ---- */
 
@@ -167,7 +171,7 @@ struct rpc_record_reader {
 	uint8_t hdr[4];
 	uint32_t hdr_have;
 	uint32_t frag_left; /* bytes still to read of the current fragment */
-	bool last;	    /* current fragment is the last one */
+	bool last;          /* current fragment is the last one */
 	bool in_frag;
 };
 
@@ -179,7 +183,7 @@ void rpc_record_free(struct rpc_record_reader *r);
  * record is complete *done is set and buf/len hold it until
  * rpc_record_next() is called. */
 long rpc_record_feed(struct rpc_record_reader *r, const uint8_t *p, size_t n,
-		     bool *done);
+                     bool *done);
 void rpc_record_next(struct rpc_record_reader *r);
 /* Take ownership of the complete record (free() it when done) and get ready
  * for the next one, without copying. Returns NULL for an empty record. */
@@ -188,21 +192,21 @@ uint8_t *rpc_record_take(struct rpc_record_reader *r, size_t *len);
 /* ---- server runtime ---- */
 
 struct rpc_server_config {
-	int nthreads;	      /* worker threads (default 8) */
-	size_t max_record;    /* largest call record accepted */
-	int max_conns;	      /* connections beyond this are closed (default 4096) */
+	int nthreads;      /* worker threads (default 8) */
+	size_t max_record; /* largest call record accepted */
+	int max_conns; /* connections beyond this are closed (default 4096) */
 	int max_inflight;     /* calls in progress per connection before
-			       * reading stops (back-pressure) */
+	                       * reading stops (back-pressure) */
 	size_t max_out_bytes; /* queued reply bytes per connection before
-			       * reading stops */
+	                       * reading stops */
 };
 
 struct rpc_server *rpc_server_new(struct rpc_service *svc,
-				  const struct rpc_server_config *cfg);
+                                  const struct rpc_server_config *cfg);
 /* Listen on addr:port. proto is SOCK_STREAM or SOCK_DGRAM. Returns 0 or
  * -errno. Call before rpc_server_run. */
 int rpc_server_listen(struct rpc_server *srv, const char *addr, uint16_t port,
-		      int proto);
+                      int proto);
 /* The port actually bound by the last listen of that proto (for port 0). */
 uint16_t rpc_server_port(const struct rpc_server *srv, int proto);
 /* Run the event loop until rpc_server_stop(). Returns 0 or -errno. */

@@ -1413,3 +1413,16 @@ void rpc_server_free(struct rpc_server *srv)
 	pthread_cond_destroy(&srv->run_cond);
 	free(srv);
 }
+
+int rpc_call_local_addr(const struct rpc_call *call,
+                        struct sockaddr_storage *out)
+{
+	socklen_t len = sizeof(*out);
+
+	if (!call->conn)
+		return -ENOTCONN;
+	/* The connection outlives every call running on it. */
+	return getsockname(call->conn->fd, (struct sockaddr *)out, &len)
+	           ? -errno
+	           : 0;
+}

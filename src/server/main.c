@@ -519,6 +519,8 @@ int main(int argc, char **argv)
 		         s->cfg.threads, s->cfg.cpus ? " on CPUs " : "",
 		         s->cfg.cpus ? s->cfg.cpus : "", s->cfg.state_dir);
 		log_exports(s->exports);
+		/* The sockets listen already: reclaims wait in the backlog. */
+		nlm_restart_notify(s);
 		rc = rpc_server_run(s->rpc) ? 1 : 0;
 		if (rc)
 			log_err("server stopped on an error");

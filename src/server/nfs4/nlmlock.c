@@ -12,6 +12,7 @@
  * that a CANCEL arriving in between releases the lock instead of leaving
  * it with an owner that believes it never got it. */
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -234,10 +235,23 @@ uint32_t nfs4_nlm_test(struct nfs4_server *st, uint32_t fsid,
 	return rc;
 }
 
+/* The host of req in the record of lock holders, on stable storage
+ * before its lock is granted (a restart must be able to tell it). */
+static void record_host(struct nfs4_server *st, const struct nlm_req *req)
+{
+	char key[2 * (2 * 64 + 2) + 1];
+
+	if (req->peer &&
+	    nlm_host_key(req->peer, req->local, key, sizeof(key)) &&
+	    !nfs4_record_has(&st->nlm_hosts, key))
+		nfs4_record_add(&st->nlm_hosts, key);
+}
+
 /* Give req's owner its bytes (no conflict checked). */
 static uint32_t take(struct nfs4_server *st, struct nfs4_file *f,
                      struct nfs4_nlm_owner *o, const struct nlm_req *req)
 {
+	record_host(st, req);
 	if (!o)
 		o = owner_new(st, f, req);
 	if (!o)
@@ -364,6 +378,7 @@ void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f)
 			continue;
 		}
 		r = (struct nlm_req){.peer = &w->g->peer,
+		                     .local = &w->g->local,
 		                     .host = w->g->host,
 		                     .svid = w->g->svid,
 		                     .oh = w->g->oh,
@@ -459,4 +474,41 @@ void nfs4_nlm_free_all(struct nfs4_server *st)
 		}
 		nfs4_file_put(st, f);
 	}
+}
+
+void nfs4_nlm_record_load(struct nfs4_server *st, const char *state_dir)
+{
+	char path[4096] = "";
+	time_t end;
+
+	if (state_dir)
+		snprintf(path, sizeof(path), "%s/nlm.hosts", state_dir);
+	if (nfs4_record_open(&st->nlm_hosts, state_dir ? path : NULL,
+	                     &st->nlm_notify, &st->nnlm_notify))
+		log_warn("nlm: cannot open %s: NFSv3 clients will not be told "
+		         "of a restart",
+		         path);
+	if (!st->nnlm_notify)
+		return;
+	end = nfs4_now() + st->lease;
+	if (end > st->grace_end)
+		st->grace_end = end;
+	st->nlm_grace = true;
+	log_info("nlm: grace period of %us for %zu NFSv3 client host(s) to "
+	         "reclaim their locks",
+	         st->lease, st->nnlm_notify);
+}
+
+void nfs4_nlm_take_notify(struct nfs4_server *st, char ***names, size_t *n)
+{
+	pthread_mutex_lock(&st->lock);
+	*names = st->nlm_notify;
+	*n = st->nnlm_notify;
+	st->nlm_notify = NULL;
+	st->nnlm_notify = 0;
+	/* Not synced: a crash before they reclaim leaves them in, and they
+	 * are told again. */
+	for (size_t i = 0; i < *n; i++)
+		nfs4_record_remove(&st->nlm_hosts, (*names)[i], false);
+	pthread_mutex_unlock(&st->lock);
 }

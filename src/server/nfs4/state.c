@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "server/nfs4/state_int.h"
+#include "server/nlm/nlm.h"
 #include "server/snfsd.h"
 #include "util/log.h"
 
@@ -152,6 +153,7 @@ bool nfs4_grace_locked(struct nfs4_server *st)
 {
 	if (st->grace_end && nfs4_now() >= st->grace_end) {
 		st->grace_end = 0;
+		st->nlm_grace = false;
 		log_info("nfs4: grace period over");
 		record_grace_over(st);
 	}
@@ -183,7 +185,7 @@ static void reclaim_done(struct nfs4_server *st, struct nfs4_client *cl)
 		}
 		left |= st->reclaim[i] != NULL;
 	}
-	if (!left && st->grace_end) {
+	if (!left && st->grace_end && !st->nlm_grace) {
 		st->grace_end = 0;
 		log_info("nfs4: every client reclaimed; grace period over");
 	}
@@ -221,6 +223,7 @@ static struct nfs4_server *server_new(struct snfsd *s)
 	} else {
 		record_load(st, NULL);
 	}
+	nfs4_nlm_record_load(st, s->cfg.state_dir);
 	return st;
 }
 
@@ -312,6 +315,10 @@ void nfs4_server_free(struct nfs4_server *st)
 		free(st->reclaim[i]);
 	free(st->reclaim);
 	nfs4_record_close(&st->record);
+	nfs4_record_close(&st->nlm_hosts);
+	for (size_t i = 0; i < st->nnlm_notify; i++)
+		free(st->nlm_notify[i]);
+	free(st->nlm_notify);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

@@ -147,6 +147,12 @@ struct nfs4_server {
 	size_t nreclaim;
 	struct nfs4_record record;      /* the owners a restart lets reclaim */
 	uint32_t nlm_owners, nlm_waits; /* nlmlock.c, for its bounds */
+	/* NFSv3 client hosts that hold locks (nlmlock.c), and those of the
+	 * previous instance still to be told of the restart. */
+	struct nfs4_record nlm_hosts;
+	char **nlm_notify;
+	size_t nnlm_notify;
+	bool nlm_grace; /* grace holds its full length for NLM reclaims */
 };
 
 time_t nfs4_now(void);

@@ -31,6 +31,8 @@ extern const struct rpc_version nsm1_version;
  * notification must come from there to drop its locks). */
 struct nlm_req {
 	const struct sockaddr_storage *peer;
+	const struct sockaddr_storage
+	    *local; /* our address it called (or NULL) */
 	const char *host;
 	int32_t svid;
 	const uint8_t *oh;
@@ -52,6 +54,11 @@ struct nlm_holder {
  * the lock as it asked for it (echoed, cookie and handle included). */
 struct nlm_grant {
 	struct nlm_grant *next;
+	/* Not a grant: an SM_NOTIFY telling peer that we restarted, host
+	 * holding the name it knows us by (nsm.c). */
+	bool notify;
+	int32_t state;
+	struct sockaddr_storage local;
 	uint64_t id;   /* the waiting entry, for nfs4_nlm_granted */
 	uint32_t fsid; /* the file */
 	struct bk_handle bh;
@@ -92,6 +99,25 @@ void nfs4_nlm_granted(struct nfs4_server *st, const struct nlm_grant *g);
  * dropped. */
 unsigned nfs4_nlm_free_host(struct nfs4_server *st, const char *host,
                             const struct sockaddr_storage *peer);
+
+/* ---- restarts (nsm.c, nlmlock.c) ----
+ * Every NFSv3 client host granted a lock is recorded in the state
+ * directory ("PEER LOCAL", hex); a restarted snfsd holds a
+ * grace period for them and tells each by SM_NOTIFY, naming itself by the
+ * address the client called, so that its lock manager reclaims. */
+
+/* The record line for a client host (its address and ours as it called
+ * us; what a notification needs): false if it does not fit in n. */
+bool nlm_host_key(const struct sockaddr_storage *peer,
+                  const struct sockaddr_storage *local, char *hex, size_t n);
+/* Load the record (at the first use of the NFSv4 state): grace when it
+ * names hosts. Under no lock: called while the state is made. */
+void nfs4_nlm_record_load(struct nfs4_server *st, const char *state_dir);
+/* The hosts of the last instance, handed over once (*n 0 after that),
+ * and taken out of the record: those that reclaim go back in. */
+void nfs4_nlm_take_notify(struct nfs4_server *st, char ***names, size_t *n);
+/* At start: send SM_NOTIFY to the hosts of the last instance. */
+void nlm_restart_notify(struct snfsd *s);
 
 /* ---- call backs (nlm_cb.c) ---- */
 

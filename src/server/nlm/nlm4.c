@@ -7,6 +7,7 @@
  * as separate calls back) and DOS share modes (SHARE, UNSHARE) answer
  * PROC_UNAVAIL: Linux, the BSDs and macOS use the synchronous calls. The
  * locks live with the NFSv4 ones (nlm.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -83,10 +84,36 @@ static bool get_args(struct xdr_in *x, uint32_t proc, struct nlm_args *a)
 
 /* l_len 0 is "to the end of the file and beyond"; so is a range running
  * past the end of the offset space (as Linux's lockd clamps it). */
+/* Our address as the client called it: the name a restart notification
+ * gives us (AF_UNSPEC when unknown: UDP on a wildcard address). */
+static void local_addr(const struct rpc_call *call, struct sockaddr_storage *ss)
+{
+	const struct snfsd *s = call->ctx;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (rpc_call_local_addr(call, ss) == 0)
+		return;
+	memset(ss, 0, sizeof(*ss));
+	if (s->cfg.listen_addr &&
+	    inet_pton(AF_INET, s->cfg.listen_addr, &sin->sin_addr) == 1 &&
+	    sin->sin_addr.s_addr != htonl(INADDR_ANY))
+		ss->ss_family = AF_INET;
+	else if (s->cfg.listen_addr &&
+	         inet_pton(AF_INET6, s->cfg.listen_addr, &sin6->sin6_addr) ==
+	             1 &&
+	         !IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr))
+		ss->ss_family = AF_INET6;
+	else
+		memset(ss, 0, sizeof(*ss));
+}
+
 static void to_req(const struct rpc_call *call, const struct nlm_args *a,
-                   struct nlm_req *r)
+                   const struct sockaddr_storage *local, struct nlm_req *r)
 {
 	r->peer = &call->peer;
+	r->local = local;
 	r->host = a->host;
 	r->svid = a->svid;
 	r->oh = a->oh;
@@ -137,9 +164,11 @@ static void put_res(struct xdr_out *res, const struct nlm_args *a,
 
 /* The call back a blocked LOCK will need once granted. */
 static void fill_grant(const struct rpc_call *call, const struct nlm_args *a,
+                       const struct sockaddr_storage *local,
                        struct nlm_grant *g)
 {
 	memset(g, 0, offsetof(struct nlm_grant, cookie));
+	g->local = *local;
 	g->peer = call->peer;
 	g->peer_len = call->peer_len;
 	g->cookielen = a->cookielen;
@@ -161,6 +190,7 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 	struct nfs4_server *st = nfs4_server_get(call->ctx);
 	struct nlm_holder h;
 	struct nlm_grant *g = NULL;
+	struct sockaddr_storage local;
 	struct nlm_args a;
 	struct nlm_req req;
 	struct nfs_req r;
@@ -176,7 +206,8 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 		if (call->proc == NLMPROC4_UNLOCK ||
 		    call->proc == NLMPROC4_CANCEL)
 			stat = r.ex ? NLM4_GRANTED : stat;
-	to_req(call, &a, &req);
+	local_addr(call, &local);
+	to_req(call, &a, &local, &req);
 	/* During grace NFSv4 clients win back their locks; new ones wait,
 	 * and reclaims outside it are refused (Linux lockd does the same). */
 	grace = stat == NLM4_GRANTED && nfs4_in_grace(st);
@@ -194,7 +225,7 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 		case NLMPROC4_NM_LOCK:
 			if (a.block && call->proc == NLMPROC4_LOCK &&
 			    (g = malloc(sizeof(*g))))
-				fill_grant(call, &a, g);
+				fill_grant(call, &a, &local, g);
 			stat = nfs4_nlm_lock(st, r.ex->fsid, &r.bh, &req, g);
 			free(g);
 			break;

@@ -69,20 +69,15 @@ static void put_granted_args(struct xdr_out *a, const struct nlm_grant *g)
 	xdr_put_u64(a, g->len);
 }
 
-/* Call GRANTED on the client of g: its nlm4_stats, or -errno. */
-static int call_granted(struct snfsd *s, struct nlm_cb *cb,
-                        const struct nlm_grant *g)
+/* A stream to (prog, vers) on the host of peer, found through its
+ * portmapper. fd or -errno. */
+static int connect_service(struct snfsd *s, const struct sockaddr_storage *peer,
+                           socklen_t peer_len, uint32_t prog, uint32_t vers)
 {
-	struct sockaddr_storage to = g->peer;
-	struct rpc_record_reader r;
-	struct xdr_out a;
-	struct xdr_in in;
-	const uint8_t *cookie;
-	uint32_t stat, cookielen;
-	int port, fd, rc;
+	struct sockaddr_storage to = *peer;
+	int port = rpc_callout_getport((const struct sockaddr *)&to, peer_len,
+	                               prog, vers, CB_TIMEOUT_S);
 
-	port = rpc_callout_getport((const struct sockaddr *)&to, g->peer_len,
-	                           NLM_PROG, NLM4_VERS, CB_TIMEOUT_S);
 	if (port <= 0)
 		return port < 0 ? port : -ENOENT;
 	/* Server and client on one host share one portmapper, where the
@@ -90,8 +85,22 @@ static int call_granted(struct snfsd *s, struct nlm_cb *cb,
 	if (is_loopback(&to) && port == s->cfg.port)
 		return -ELOOP;
 	set_port(&to, (uint16_t)port);
-	fd = rpc_callout_connect((const struct sockaddr *)&to, g->peer_len,
-	                         CB_TIMEOUT_S, true);
+	return rpc_callout_connect((const struct sockaddr *)&to, peer_len,
+	                           CB_TIMEOUT_S, true);
+}
+
+/* Call GRANTED on the client of g: its nlm4_stats, or -errno. */
+static int call_granted(struct snfsd *s, struct nlm_cb *cb,
+                        const struct nlm_grant *g)
+{
+	struct rpc_record_reader r;
+	struct xdr_out a;
+	struct xdr_in in;
+	const uint8_t *cookie;
+	uint32_t stat, cookielen;
+	int fd, rc;
+
+	fd = connect_service(s, &g->peer, g->peer_len, NLM_PROG, NLM4_VERS);
 	if (fd < 0)
 		return fd;
 	if (xdr_out_init(&a, 512, 8192) < 0) {
@@ -109,6 +118,49 @@ static int call_granted(struct snfsd *s, struct nlm_cb *cb,
 	xdr_out_free(&a);
 	close(fd);
 	return rc < 0 ? rc : (int)stat;
+}
+
+/* SM_NOTIFY (stat_chge: our name, our new state) to the status monitor
+ * of g's host. 0 or -errno. */
+static int call_notify(struct snfsd *s, struct nlm_cb *cb,
+                       const struct nlm_grant *g)
+{
+	struct rpc_record_reader r;
+	struct xdr_out a;
+	struct xdr_in in;
+	int fd, rc;
+
+	fd = connect_service(s, &g->peer, g->peer_len, NSM_PROG, NSM_VERS);
+	if (fd < 0)
+		return fd;
+	if (xdr_out_init(&a, 64, 2048) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	xdr_put_string(&a, g->host);
+	xdr_put_i32(&a, g->state);
+	rc = rpc_callout_call(fd, ++cb->xid, NSM_PROG, NSM_VERS, SM_NOTIFY, &a,
+	                      &r, &in);
+	rpc_record_free(&r);
+	xdr_out_free(&a);
+	close(fd);
+	return rc;
+}
+
+static void notify(struct snfsd *s, struct nlm_cb *cb,
+                   const struct nlm_grant *g)
+{
+	char who[80];
+	int rc = call_notify(s, cb, g);
+
+	rpc_peer_str((const struct sockaddr *)&g->peer, who, sizeof(who));
+	if (rc)
+		log_warn("nsm: cannot tell %s of the restart: %s; its locks "
+		         "are not reclaimed",
+		         who, strerror(-rc));
+	else
+		log_info("nsm: told %s of the restart (as %s, state %d)", who,
+		         g->host, g->state);
 }
 
 static void deliver(struct snfsd *s, struct nlm_cb *cb, struct nlm_grant *g)
@@ -163,7 +215,10 @@ static void *cb_main(void *arg)
 			cb->tail = NULL;
 		cb->queued--;
 		pthread_mutex_unlock(&cb->lock);
-		deliver(s, cb, g);
+		if (g->notify)
+			notify(s, cb, g);
+		else
+			deliver(s, cb, g);
 		free(g);
 		pthread_mutex_lock(&cb->lock);
 	}

@@ -3,6 +3,9 @@
 sends, byte for byte, and what it must get back.
 
 usage: nlm_cases.py PORT RW_EXPORT RO_EXPORT [--callbacks]
+       nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-before
+       nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-peer FILE
+       nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-after FILE
 
 The export directories must each hold a regular file "f". With
 --callbacks this script also plays the client's side of NLM_GRANTED: a
@@ -11,7 +14,12 @@ manager, the client being on 127.0.0.1) and a lock manager answering
 GRANTED, to check that a blocked lock is granted when the bytes come free
 and the client called back, that CANCEL and a refused call back release
 it, and that a client that cannot be called back gets the lock when it
-asks again. Prints ok / not ok lines; exits with the number of failures.
+asks again. The --restart-* steps check a restart: before it a client
+takes a lock; during it this script's portmapper and status monitor
+(--restart-peer, in the background) receive snfsd's SM_NOTIFY; after it
+(run with a short lease) only reclaims are granted until the grace
+period ends, and the reclaimed lock holds. Prints ok / not ok lines;
+exits with the number of failures.
 """
 import os
 import socket
@@ -266,6 +274,7 @@ class Peer:
         self.granted = []
         self.answer = GRANTED_S
         self.nlm_registered = True
+        self.log = None
         self.cond = threading.Condition()
         peer = self
 
@@ -304,8 +313,20 @@ class Peer:
         if prog == N.PMAP_PROG and proc == 3:
             p, v, prot = u.u32(), u.u32(), u.u32()
             port = self.lockd.server_address[1] if (
-                self.nlm_registered and (p, v, prot) == (NLM_PROG, NLM_VERS, 6)) else 0
+                (self.nlm_registered and (p, v, prot) == (NLM_PROG, NLM_VERS, 6))
+                or (p, v, prot) == (NSM_PROG, 1, 6)) else 0
             return reply(xid, N.Packer().u32(port).bytes())
+        if prog == NLM_PROG and proc == 0:
+            return reply(xid, b"")
+        if prog == NSM_PROG and proc == SM_NOTIFY and vers == 1:
+            g = ("notify", u.string(1024), u.i32())
+            with self.cond:
+                self.granted.append(g)
+                self.cond.notify_all()
+            if self.log:
+                with open(self.log, "a") as f:
+                    f.write("%s %d\n" % g[1:])
+            return reply(xid, b"")
         if prog == NLM_PROG and proc == GRANTED:
             cookie = u.opaque(1024)
             excl = u.bool()
@@ -412,9 +433,61 @@ def callbacks(port, rw):
         peer.close()
 
 
+def restart_before(port, rw):
+    fh = handle_of(port, rw, "f")
+    n = Nlm(port)
+    N.check("before the restart: A locks bytes 0-9", n.lock(Owner("hostA", 1), fh, 0, 10) == GRANTED_S)
+
+
+def restart_peer(log):
+    """Play the client host's portmapper and statd until killed."""
+    peer = Peer()
+    peer.log = log
+    open(log + ".ready", "w").close()
+    time.sleep(120)
+    peer.close()
+
+
+def restart_after(port, rw, log):
+    chk = N.check
+    fh = handle_of(port, rw, "f")
+    a, c = Owner("hostA", 1), Owner("hostC", 3)
+    n = Nlm(port)
+    end = time.time() + 15
+    lines = []
+    while time.time() < end and not lines:
+        try:
+            lines = open(log).read().split()
+        except OSError:
+            pass
+        time.sleep(0.1)
+    chk("the restarted server sent SM_NOTIFY to the client host's statd", len(lines) == 2, lines)
+    if len(lines) == 2:
+        chk("... naming itself by the address the client called (127.0.0.1)",
+            lines[0] == "127.0.0.1", lines)
+        chk("... with an odd (up) state number", int(lines[1]) % 2 == 1, lines)
+    chk("in grace: a new LOCK waits (DENIED_GRACE_PERIOD)",
+        n.lock(c, fh, 0, 10) == DENIED_GRACE)
+    chk("in grace: TEST too", n.test(c, fh, 100, 10)[0] == DENIED_GRACE)
+    chk("in grace: A reclaims its lock: GRANTED", n.lock(a, fh, 0, 10, reclaim=True) == GRANTED_S)
+    ok = poll(lambda: n.lock(c, fh, 100, 10), GRANTED_S, timeout=20)
+    chk("after grace new locks are granted again", ok)
+    chk("... but not over the reclaimed lock", n.lock(c, fh, 0, 10) == DENIED)
+    chk("a reclaim after grace: DENIED_GRACE_PERIOD",
+        n.lock(c, fh, 200, 10, reclaim=True) == DENIED_GRACE)
+    n.unlock(a, fh, 0, TO_END)
+    n.unlock(c, fh, 0, TO_END)
+
+
 def main():
     port, rw, ro = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    if "--callbacks" in sys.argv:
+    if "--restart-before" in sys.argv:
+        restart_before(port, rw)
+    elif "--restart-peer" in sys.argv:
+        restart_peer(sys.argv[-1])
+    elif "--restart-after" in sys.argv:
+        restart_after(port, rw, sys.argv[-1])
+    elif "--callbacks" in sys.argv:
         callbacks(port, rw)
     else:
         basics(port, rw, ro)

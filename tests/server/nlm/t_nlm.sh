@@ -31,6 +31,21 @@ if [ "$(id -u)" != 0 ] || port_busy 111; then
 else
 	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --callbacks
 	check "the server lives after the call backs" snfsd_alive
+
+	# A restart: the lock holder's host is on record, is told, reclaims.
+	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --restart-before
+	check "the lock holder's host is on record in the state directory" test -s "$T_DIR/state/nlm.hosts"
+	snfsd_stop
+	check_eq "snfsd exits cleanly before the restart" 0 $?
+	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --restart-peer "$T_DIR/notify" &
+	peer=$!
+	for _ in $(seq 1 100); do [ -e "$T_DIR/notify.ready" ] && break; sleep 0.1; done
+	SNFSD_NFS4_LEASE=4 snfsd_start "$PORT" --no-portmap -e "$T_DIR/rw:rw,insecure,no_root_squash" \
+		-e "$T_DIR/ro:ro,insecure,no_root_squash" || notok "snfsd restarts"
+	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --restart-after "$T_DIR/notify"
+	kill "$peer" 2>/dev/null
+	wait "$peer" 2>/dev/null
+	check "the log says who was told" grep -q "nsm: told 127.0.0.1" "$T_DIR/snfsd.log"
 fi
 
 snfsd_stop
