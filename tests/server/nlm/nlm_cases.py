@@ -146,6 +146,12 @@ def basics(port, rw, ro):
     n = Nlm(port)
 
     chk("NULL answers", n.raw(0, b"") == N.SUCCESS)
+    u = Nlm.__new__(Nlm)
+    u.c = N.Client("127.0.0.1", port, proto="udp")
+    chk("over UDP: LOCK granted", u.lock(a, fh, 500, 1) == GRANTED_S)
+    chk("over UDP: TEST sees it", n.test(b, fh, 500, 1)[0] == DENIED)
+    chk("over UDP: UNLOCK", u.unlock(a, fh, 500, 1) == GRANTED_S)
+    u.c.close()
     chk("TEST of free bytes: GRANTED", n.test(a, fh, 0, 100) == (GRANTED_S, None))
     chk("LOCK write 0-99: GRANTED", n.lock(a, fh, 0, 100) == GRANTED_S)
     st, h = n.test(b, fh, 50, 100)
