@@ -4,6 +4,21 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 
+const char *rpc_host_str(const struct sockaddr *sa, char *buf, size_t n)
+{
+	const void *a = NULL;
+
+	if (n == 0)
+		return buf;
+	if (sa && sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa && sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (!a || !inet_ntop(sa->sa_family, a, buf, (socklen_t)n))
+		snprintf(buf, n, "?");
+	return buf;
+}
+
 /* "a.b.c.d:port", "[v6]:port", "local" or "?" into buf; returns buf. */
 const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n)
 {

@@ -29,8 +29,8 @@ PY="python3 $HERE/nlm_ns_guest.py"
 t_start=$(date +%s)
 
 finish() { # print the server's log and what the kernel said; always last
-	dmesg | grep -iE 'lockd|nlm|statd|nfs:' | grep -v 'ommand line' | tail -30 | sed 's/^/G|dmesg: /'
-	grep -iE 'nsm|nlm|grace|reclaim|portmap|warn|error' "$NLMNS_LOG" 2>/dev/null | head -60 | sed 's/^/G|snfsd.log: /'
+	dmesg | grep -iE 'lockd|nlm|statd|nfs|rpc|oom|killed|hung' | grep -v 'ommand line' | tail -30 | sed 's/^/G|dmesg: /'
+	grep -iE 'nsm|nlm|grace|reclaim|portmap|warn|error|hang|shutting' "$NLMNS_LOG" 2>/dev/null | head -100 | sed 's/^/G|snfsd.log: /'
 	sed 's/^/L|/' "$NLMNS_LOG" 2>/dev/null
 	echo "G|guest script took $(($(date +%s) - t_start))s"
 }
@@ -78,7 +78,9 @@ step server-portmap-lists-nlm registered $SERVER 100021
 step server-portmap-lists-nsm registered $SERVER 100024
 rpcinfo -p $SERVER 2>&1 | sed 's/^/G|server portmap: /'
 # The state directory before any lock: the control's restart uses it.
-cp -a "$NLMNS_STATE" "$NLMNS_SNAP"
+# (Its files: the control socket is the running server's.)
+mkdir -p "$NLMNS_SNAP"
+find "$NLMNS_STATE" -maxdepth 1 -type f -exec cp -a {} "$NLMNS_SNAP/" \;
 ls -la "$NLMNS_SNAP" | sed 's/^/G|state before any lock: /'
 
 mkdir -p /mnt3 /mnt3b /mnt4
@@ -96,7 +98,9 @@ echo "R|v3-mount-server-addr $(opts /mnt3 | grep -qx "addr=$SERVER"; echo $?)"
 
 mkdir -p /mnt3/t
 t0=$(date +%s)
-$PY run /mnt3/t /mnt3b/t /mnt4/t
+# Bounded, so that a hung lock call still leaves time for the server's
+# log to come back (the whole guest has 900 s).
+timeout -k 10 420 $PY run /mnt3/t /mnt3b/t /mnt4/t
 echo "R|nlm-ns-guest-py $?"
 echo "G|scenarios took $(($(date +%s) - t0))s"
 
@@ -106,11 +110,14 @@ echo "R|client-lockd-registered $(rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 
 rpcinfo -p 127.0.0.1 2>&1 | sed 's/^/G|client rpcbind: /'
 find /var/lib/nfs/sm /var/lib/nfs/sm.bak -mindepth 1 -printf '%p\n' 2>&1 | sed 's/^/G|statd: /'
 ls -la "$NLMNS_STATE" | sed 's/^/G|state at the end: /'
-"$SNFSD" --stats -s "$NLMNS_STATE" 2>&1 | grep -iE 'nlockmgr|status' | sed 's/^/G|stats: /'
+timeout 20 "$SNFSD" --stats -s "$NLMNS_STATE" 2>&1 | grep -iE 'nlockmgr|status' | sed 's/^/G|stats: /'
 
-rm -rf /mnt3/t
+timeout 60 rm -rf /mnt3/t
 for m in /mnt4 /mnt3b /mnt3; do
-	step "umount-${m#/mnt}" umount "$m"
+	step "umount-${m#/mnt}" timeout 60 umount "$m" || umount -l "$m"
 done
-step server-final-sigterm-exit-0 test "$($PY srv-stop TERM)" = 0
+echo "G|final SIGTERM to the server"
+final=$($PY srv-stop TERM 2>&1)
+echo "R|server-final-sigterm-exit-0 $([ "$final" = 0 ]; echo $?)"
+echo "G|server-final-sigterm-exit-0: exit status $final"
 exit 0

@@ -184,6 +184,17 @@ static void fill_grant(const struct rpc_call *call, const struct nlm_args *a,
 	g->write = a->exclusive;
 }
 
+/* A lock back after our restart: say so, as NFSv4 reclaims are. */
+static void log_reclaim(const struct rpc_call *call, const struct nlm_args *a)
+{
+	char who[80];
+
+	rpc_host_str((const struct sockaddr *)&call->peer, who, sizeof(who));
+	log_info("nlm: %s (%s) reclaimed a %s lock at %llu+%llu", a->host, who,
+	         a->exclusive ? "write" : "read", (unsigned long long)a->off,
+	         (unsigned long long)a->len);
+}
+
 /* TEST, LOCK, NM_LOCK, CANCEL, UNLOCK: decode, resolve, act, answer. */
 static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 {
@@ -228,6 +239,8 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 				fill_grant(call, &a, &local, g);
 			stat = nfs4_nlm_lock(st, r.ex->fsid, &r.bh, &req, g);
 			free(g);
+			if (a.reclaim && stat == NLM4_GRANTED)
+				log_reclaim(call, &a);
 			break;
 		case NLMPROC4_CANCEL:
 			stat = nfs4_nlm_cancel(st, r.ex->fsid, &r.bh, &req);

@@ -153,7 +153,7 @@ static void notify(struct snfsd *s, struct nlm_cb *cb,
 	char who[80];
 	int rc = call_notify(s, cb, g);
 
-	rpc_peer_str((const struct sockaddr *)&g->peer, who, sizeof(who));
+	rpc_host_str((const struct sockaddr *)&g->peer, who, sizeof(who));
 	if (rc)
 		log_warn("nsm: cannot tell %s of the restart: %s; its locks "
 		         "are not reclaimed",

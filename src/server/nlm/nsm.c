@@ -66,13 +66,8 @@ const struct rpc_version nsm1_version = {
 /* The numeric address of ss ("-" when unknown). */
 static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t n)
 {
-	const void *a = NULL;
-
-	if (ss && ss->ss_family == AF_INET)
-		a = &((const struct sockaddr_in *)ss)->sin_addr;
-	else if (ss && ss->ss_family == AF_INET6)
-		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-	if (!a || !inet_ntop(ss->ss_family, a, buf, (socklen_t)n))
+	if (!ss ||
+	    !strcmp(rpc_host_str((const struct sockaddr *)ss, buf, n), "?"))
 		snprintf(buf, n, "-");
 }
 

@@ -45,7 +45,8 @@ else
 	python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro" --restart-after "$T_DIR/notify"
 	kill "$peer" 2>/dev/null
 	wait "$peer" 2>/dev/null
-	check "the log says who was told" grep -q "nsm: told 127.0.0.1" "$T_DIR/snfsd.log"
+	check "the log says who was told" grep -q "nsm: told 127.0.0.1 of the restart" "$T_DIR/snfsd.log"
+	check "the log says who reclaimed" grep -q "nlm: hostA (127.0.0.1) reclaimed a write lock at 0+10" "$T_DIR/snfsd.log"
 fi
 
 snfsd_stop
