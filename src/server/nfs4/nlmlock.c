@@ -506,9 +506,12 @@ void nfs4_nlm_take_notify(struct nfs4_server *st, char ***names, size_t *n)
 	*n = st->nnlm_notify;
 	st->nlm_notify = NULL;
 	st->nnlm_notify = 0;
-	/* Not synced: a crash before they reclaim leaves them in, and they
-	 * are told again. */
-	for (size_t i = 0; i < *n; i++)
-		nfs4_record_remove(&st->nlm_hosts, (*names)[i], false);
+	pthread_mutex_unlock(&st->lock);
+}
+
+void nfs4_nlm_forget_host(struct nfs4_server *st, const char *key)
+{
+	pthread_mutex_lock(&st->lock);
+	nfs4_record_remove(&st->nlm_hosts, key, false);
 	pthread_mutex_unlock(&st->lock);
 }

@@ -113,9 +113,12 @@ bool nlm_host_key(const struct sockaddr_storage *peer,
 /* Load the record (at the first use of the NFSv4 state): grace when it
  * names hosts. Under no lock: called while the state is made. */
 void nfs4_nlm_record_load(struct nfs4_server *st, const char *state_dir);
-/* The hosts of the last instance, handed over once (*n 0 after that),
- * and taken out of the record: those that reclaim go back in. */
+/* The hosts of the last instance, handed over once (*n 0 after that).
+ * They stay on record, to be told again at the next restart (one may
+ * not have reclaimed yet), until telling one fails: a host that cannot
+ * be reached has restarted itself or is gone, and holds no locks. */
 void nfs4_nlm_take_notify(struct nfs4_server *st, char ***names, size_t *n);
+void nfs4_nlm_forget_host(struct nfs4_server *st, const char *key);
 /* At start: send SM_NOTIFY to the hosts of the last instance. */
 void nlm_restart_notify(struct snfsd *s);
 

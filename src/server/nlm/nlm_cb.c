@@ -154,13 +154,19 @@ static void notify(struct snfsd *s, struct nlm_cb *cb,
 	int rc = call_notify(s, cb, g);
 
 	rpc_host_str((const struct sockaddr *)&g->peer, who, sizeof(who));
-	if (rc)
+	if (rc) {
+		char key[2 * (2 * 64 + 2) + 1];
+		struct nfs4_server *st = nfs4_server_get(s);
+
 		log_warn("nsm: cannot tell %s of the restart: %s; its locks "
 		         "are not reclaimed",
 		         who, strerror(-rc));
-	else
+		if (st && nlm_host_key(&g->peer, &g->local, key, sizeof(key)))
+			nfs4_nlm_forget_host(st, key);
+	} else {
 		log_info("nsm: told %s of the restart (as %s, state %d)", who,
 		         g->host, g->state);
+	}
 }
 
 static void deliver(struct snfsd *s, struct nlm_cb *cb, struct nlm_grant *g)

@@ -125,6 +125,13 @@ static bool parse_key(const char *hex, struct nlm_grant *g)
 	}
 	/* We are known by the address the client called; failing that
 	 * (UDP on a wildcard address), by our host name. */
+	memset(&g->local, 0, sizeof(g->local));
+	if (inet_pton(AF_INET, local,
+	              &((struct sockaddr_in *)&g->local)->sin_addr) == 1)
+		g->local.ss_family = AF_INET;
+	else if (inet_pton(AF_INET6, local,
+	                   &((struct sockaddr_in6 *)&g->local)->sin6_addr) == 1)
+		g->local.ss_family = AF_INET6;
 	if (strcmp(local, "-"))
 		snprintf(g->host, sizeof(g->host), "%s", local);
 	else if (gethostname(g->host, sizeof(g->host) - 1))

@@ -47,6 +47,23 @@ else
 	wait "$peer" 2>/dev/null
 	check "the log says who was told" grep -q "nsm: told 127.0.0.1 of the restart" "$T_DIR/snfsd.log"
 	check "the log says who reclaimed" grep -q "nlm: hostA (127.0.0.1) reclaimed a write lock at 0+10" "$T_DIR/snfsd.log"
+
+	# A told host stays on record (it may restart before reclaiming);
+	# one that cannot be told (nothing on its port 111 now) is dropped.
+	told() { grep -c "nsm: telling 1 NFSv3 client host" "$T_DIR/snfsd.log"; }
+	restart() {
+		snfsd_stop
+		SNFSD_NFS4_LEASE=2 snfsd_start "$PORT" --no-portmap -e "$T_DIR/rw:rw,insecure,no_root_squash" \
+			-e "$T_DIR/ro:ro,insecure,no_root_squash" || notok "snfsd restarts"
+		sleep 1
+	}
+	n0=$(told)
+	restart
+	check_eq "restarted again: the host is told again" $((n0 + 1)) "$(told)"
+	for _ in $(seq 1 50); do grep -q "nsm: cannot tell 127.0.0.1" "$T_DIR/snfsd.log" && break; sleep 0.2; done
+	check "... which fails now (no status monitor there)" grep -q "nsm: cannot tell 127.0.0.1" "$T_DIR/snfsd.log"
+	restart
+	check_eq "a host that could not be told is not told again" $((n0 + 1)) "$(told)"
 fi
 
 snfsd_stop
