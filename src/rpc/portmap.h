@@ -22,11 +22,11 @@ void pmap_set_local(struct rpc_service *svc, uint16_t tcp_port,
 int pmap_probe(void);
 
 /* Register every (program, version, transport) of svc, the portmapper
- * itself and own_portmap_only programs excepted, at port with the running rpcbind: RPCBIND v4 SET over
- * its local socket, else PMAP v2 SET over TCP to 127.0.0.1:111 (earlier
- * registrations of the same programs are removed first). TCP always; UDP
- * for programs with udp set. Returns 0 or a negative errno (-EACCES when
- * rpcbind refused a mapping). */
+ * itself and own_portmap_only programs excepted, at port with the running
+ * rpcbind: RPCBIND v4 SET over its local socket, else PMAP v2 SET over TCP to
+ * 127.0.0.1:111 (earlier registrations of the same programs are removed first).
+ * TCP always; UDP for programs with udp set. Returns 0 or a negative errno
+ * (-EACCES when rpcbind refused a mapping). */
 int pmap_register_all(struct rpc_service *svc, uint16_t port);
 
 /* Remove what pmap_register_all registered. 0 or a negative errno. */
