@@ -206,6 +206,18 @@ static uint32_t wait_add(struct nfs4_server *st, struct nfs4_file *f,
 	}
 	*w->g = *g;
 	w->g->next = NULL;
+	/* The waiting owner is the request's, whatever the caller filled. */
+	snprintf(w->g->host, sizeof(w->g->host), "%s", r->host);
+	w->g->svid = r->svid;
+	w->g->ohlen = r->ohlen;
+	memcpy(w->g->oh, r->oh, r->ohlen);
+	w->g->write = r->write;
+	if (r->peer && r->peer->ss_family != w->g->peer.ss_family) {
+		w->g->peer = *r->peer;
+		w->g->peer_len = r->peer->ss_family == AF_INET6
+		                     ? sizeof(struct sockaddr_in6)
+		                     : sizeof(struct sockaddr_in);
+	}
 	w->g->id = nfs4_new_id(st);
 	w->g->fsid = f->fsid;
 	w->g->bh = f->bh;

@@ -17,6 +17,7 @@
 
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
+#include "server/nlm/nlm.h"
 #include "server/programs.h"
 #include "server/snfsd.h"
 #include "stream.h"
@@ -49,6 +50,7 @@ static inline void testsrv_stop(const char *base)
 	char cmd[200];
 
 	rpc_service_free(S.svc);
+	nlm_cb_shutdown(&S); /* before the state its call backs may touch */
 	nfs4_server_free(S.nfs4);
 	exports_release(S.exports);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);

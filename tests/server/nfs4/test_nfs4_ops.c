@@ -9,6 +9,7 @@
  * Each check holds the server to a status or value of RFC 7530 (4.0),
  * RFC 8881 (4.1) or RFC 7862 (4.2). */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "compound_testlib.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
+#include "server/nlm/nlm.h"
 #include "state_testlib.h"
 #include "util/log.h"
 
@@ -1724,6 +1726,73 @@ static void test_mounted_on_fileid(void)
 	rep_free(&rep);
 }
 
+/* NFSv4 and NFSv3 (NLM) locks in one table: each refuses the other's
+ * bytes, TEST and LOCKT name the other protocol's holder, an NFSv4
+ * LOCKU grants the NLM request waiting behind it, and NLM's FREE_ALL
+ * lets NFSv4 in. */
+static void test_nlm_and_v4_locks(void)
+{
+	const struct export *ex = &S.exports->v[0];
+	struct sockaddr_storage peer = {.ss_family = AF_INET};
+	struct nlm_req a = {.peer = &peer,
+	                    .host = "v3host",
+	                    .svid = 7,
+	                    .oh = (const uint8_t *)"7@v3host",
+	                    .ohlen = 8,
+	                    .start = 0,
+	                    .end = 99,
+	                    .write = true};
+	struct nlm_req c = a;
+	struct nlm_grant wait;
+	struct nlm_holder h;
+	struct client40 cl;
+	struct nfs4_stateid so, ls;
+	struct reply r = {0};
+	struct bk_handle root, bh;
+	struct bk_attr attr;
+	struct bk_cred cred = {0};
+	struct nfs4_server *st;
+
+	c.host = "v3other";
+	c.svid = 9;
+	memset(&wait, 0, sizeof(wait)); /* the owner comes from the request */
+	wait.len = 100;
+	((struct sockaddr_in *)&peer)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(setclientid(&cl, "nlmx") == NFS4_OK &&
+	          open40(&cl, "nlmf", 3, 0, &so, &r, 1) == NFS4_OK &&
+	          lock40(&cl, "nlmf", true, 0, 10, &so, &ls, false) == NFS4_OK,
+	      "nlm+v4: an NFSv4 write lock on bytes 0-9");
+	rep_free(&r);
+	st = nfs4_server_get(&S);
+	CHECK(st && ex->ops->root(ex->bk, &root) == 0 &&
+	          ex->ops->lookup(ex->bk, &cred, &root, "nlmf", &bh, &attr) ==
+	              0,
+	      "nlm+v4: the file's backend handle");
+	if (!st)
+		return;
+	CHECK(nfs4_nlm_test(st, ex->fsid, &bh, &a, &h) == NLM4_DENIED &&
+	          h.write && h.svid == 0 && h.start == 0 && h.end == 9,
+	      "nlm+v4: NLM TEST sees the NFSv4 lock (svid 0, bytes 0-9)");
+	CHECK(nfs4_nlm_lock(st, ex->fsid, &bh, &a, NULL) == NLM4_DENIED,
+	      "nlm+v4: a non-blocking NLM LOCK over it: DENIED");
+	CHECK(nfs4_nlm_lock(st, ex->fsid, &bh, &a, &wait) == NLM4_BLOCKED,
+	      "nlm+v4: a blocking NLM LOCK waits: BLOCKED");
+	CHECK(locku40("nlmf", 2, &ls, 0, 10) == NFS4_OK, "nlm+v4: NFSv4 LOCKU");
+	CHECK(nfs4_nlm_test(st, ex->fsid, &bh, &c, &h) == NLM4_DENIED &&
+	          h.svid == 7 && h.start == 0 && h.end == 99,
+	      "nlm+v4: the LOCKU granted the waiting NLM request (held by "
+	      "svid 7)");
+	CHECK(lock40(&cl, "nlmf", false, 50, 1, &so, &ls, true) ==
+	          NFS4ERR_DENIED,
+	      "nlm+v4: NFSv4 LOCKT sees the NLM lock");
+	CHECK(lock40(&cl, "nlmf", true, 100, 10, &so, &ls, false) == NFS4_OK,
+	      "nlm+v4: NFSv4 LOCK beside it: OK");
+	CHECK(nfs4_nlm_free_host(st, "V3HOST", &peer) == 1,
+	      "nlm+v4: FREE_ALL of its host drops its one owner");
+	CHECK(lock40(&cl, "nlmf", false, 50, 1, &so, &ls, true) == NFS4_OK,
+	      "nlm+v4: NFSv4 LOCKT then finds the bytes free");
+}
+
 int main(void)
 {
 	int rc;
@@ -1757,6 +1826,7 @@ int main(void)
 	test_write_maxwrite();
 	test_getattr_exclcreat();
 	test_mounted_on_fileid();
+	test_nlm_and_v4_locks();
 	testsrv_stop(base);
 	TEST_EXIT();
 }
