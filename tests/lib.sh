@@ -88,13 +88,40 @@ for _ in range(500):
 '
 }
 
+port_busy() { # port: something listens on 127.0.0.1:port (tcp)
+	(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null
+}
+
 wait_port() { # port [seconds]
 	local i
 	for i in $(seq 1 $((${2:-20} * 10))); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+		port_busy "$1" && return 0
 		sleep 0.1
 	done
 	return 1
+}
+
+# guest_results OUT EXPECTED: one ok/not ok line per "name|what it shows"
+# line of EXPECTED, from the guest's "R|name rc" line in OUT (rc 0: as
+# expected; the guest's "G|name: ..." lines follow a failure), and a not
+# ok line for each result EXPECTED does not list (a scenario that crashed
+# or was renamed): a missing or unknown result fails.
+guest_results() {
+	local out=$1 expected=$2 name what got
+	while IFS='|' read -r name what; do
+		[ -n "$name" ] || continue
+		got=$(grep -m1 "^R|$name " "$out" | cut -c3-)
+		if [ "$got" = "$name 0" ]; then
+			ok "$what"
+		else
+			notok "$what (${got:-no result from the guest})"
+			grep "^G|$name: " "$out" | head -5 | sed 's/^G|/#   /'
+		fi
+	done <<<"$expected"
+	while read -r name; do
+		echo "$expected" | grep -q "^$name|" ||
+			notok "guest reported an unexpected result: $(grep -m1 "^R|$name " "$out" | cut -c3-)"
+	done < <(grep '^R|' "$out" | cut -c3- | cut -d' ' -f1 | sort -u)
 }
 
 # snfsd_start PORT ARGS...: start snfsd in the background (state in

@@ -24,9 +24,6 @@ EXP=$T_DIR/export
 mkdir -p "$EXP"
 OUT=$T_DIR/guest.out
 
-port_busy() { # port: something listens on 127.0.0.1:port (tcp)
-	(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null
-}
 # Another test's server may hold the ports for a moment: wait up to a minute.
 for _ in $(seq 1 60); do
 	port_busy 111 || port_busy 2049 || break
@@ -176,21 +173,7 @@ umount-3n|umount the nolock mount
 umount-3b|umount the second v3 mount
 umount-3|umount the v3 mount
 '
-while IFS='|' read -r name what; do
-	[ -n "$name" ] || continue
-	got=$(grep -m1 "^R|$name " "$OUT" | cut -c3-)
-	if [ "$got" = "$name 0" ]; then
-		ok "$what"
-	else
-		notok "$what (${got:-no result from the guest})"
-		grep "^G|$name: " "$OUT" | head -5 | sed 's/^G|/#   /'
-	fi
-done <<<"$EXPECTED"
-# A result the list does not know (e.g. a scenario that crashed).
-grep '^R|' "$OUT" | cut -c3- | cut -d' ' -f1 | sort -u | while read -r name; do
-	echo "$EXPECTED" | grep -q "^$name|" || echo "not ok - guest reported an unexpected result: $(grep -m1 "^R|$name " "$OUT" | cut -c3-)"
-done | tee "$T_DIR/unexpected"
-[ -s "$T_DIR/unexpected" ] && T_FAILS=$((T_FAILS + $(wc -l <"$T_DIR/unexpected")))
+guest_results "$OUT" "$EXPECTED"
 
 # The server's counters: the locks really went by NLM (TEST, LOCK,
 # UNLOCK) and the killed waiter's CANCEL arrived.

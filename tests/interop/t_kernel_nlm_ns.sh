@@ -117,20 +117,7 @@ umount-3b|umount the second v3 mount
 umount-3|umount the v3 mount
 server-final-sigterm-exit-0|snfsd exits 0 on the final SIGTERM
 '
-while IFS='|' read -r name what; do
-	[ -n "$name" ] || continue
-	got=$(grep -m1 "^R|$name " "$OUT" | cut -c3-)
-	if [ "$got" = "$name 0" ]; then
-		ok "$what"
-	else
-		notok "$what (${got:-no result from the guest})"
-		grep "^G|$name: " "$OUT" | head -5 | sed 's/^G|/#   /'
-	fi
-done <<<"$EXPECTED"
-grep '^R|' "$OUT" | cut -c3- | cut -d' ' -f1 | sort -u | while read -r name; do
-	echo "$EXPECTED" | grep -q "^$name|" || echo "not ok - guest reported an unexpected result: $(grep -m1 "^R|$name " "$OUT" | cut -c3-)"
-done | tee "$T_DIR/unexpected"
-[ -s "$T_DIR/unexpected" ] && T_FAILS=$((T_FAILS + $(wc -l <"$T_DIR/unexpected")))
+guest_results "$OUT" "$EXPECTED"
 
 check "the guest returned the snfsd log" test -s "$T_DIR/snfsd.log"
 check "the server logged the restarts' notifications" grep -q 'nsm: told 10.9.0.1 of the restart (as 10.9.0.2' "$T_DIR/snfsd.log"

@@ -13,9 +13,6 @@ EXP=$T_DIR/export
 mkdir -p "$EXP"
 OUT=$T_DIR/guest.out
 
-port_busy() { # port: something listens on 127.0.0.1:port (tcp)
-	(exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null
-}
 # Another test's server may hold the ports for a moment: wait up to a minute.
 for _ in $(seq 1 60); do
 	port_busy 111 || port_busy 2049 || break

@@ -41,6 +41,15 @@ struct nlm_req {
 	bool write;
 };
 
+/* The last byte of l_offset/l_len: l_len 0 is "to the end of the file
+ * and beyond", and so is a range running past the end of the offset
+ * space (as Linux's lockd clamps it). */
+static inline uint64_t nlm_range_end(uint64_t off, uint64_t len)
+{
+	return len == 0 || len - 1 > UINT64_MAX - off ? UINT64_MAX
+	                                              : off + len - 1;
+}
+
 /* Who holds a conflicting lock, for TEST's DENIED reply. */
 struct nlm_holder {
 	bool write;

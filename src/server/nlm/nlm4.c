@@ -82,8 +82,6 @@ static bool get_args(struct xdr_in *x, uint32_t proc, struct nlm_args *a)
 	}
 }
 
-/* l_len 0 is "to the end of the file and beyond"; so is a range running
- * past the end of the offset space (as Linux's lockd clamps it). */
 /* Our address as the client called it: the name a restart notification
  * gives us (AF_UNSPEC when unknown: UDP on a wildcard address). */
 static void local_addr(const struct rpc_call *call, struct sockaddr_storage *ss)
@@ -119,9 +117,7 @@ static void to_req(const struct rpc_call *call, const struct nlm_args *a,
 	r->oh = a->oh;
 	r->ohlen = a->ohlen;
 	r->start = a->off;
-	r->end = a->len == 0 || a->len - 1 > UINT64_MAX - a->off
-	             ? UINT64_MAX
-	             : a->off + a->len - 1;
+	r->end = nlm_range_end(a->off, a->len);
 	r->write = a->exclusive;
 }
 

@@ -180,11 +180,9 @@ static void deliver(struct snfsd *s, struct nlm_cb *cb, struct nlm_grant *g)
 	                      .oh = g->oh,
 	                      .ohlen = g->ohlen,
 	                      .start = g->off,
-	                      .end = g->len ? g->off + g->len - 1 : UINT64_MAX,
+	                      .end = nlm_range_end(g->off, g->len),
 	                      .write = g->write};
 
-	if (req.end < req.start)
-		req.end = UINT64_MAX;
 	rpc_peer_str((const struct sockaddr *)&g->peer, who, sizeof(who));
 	if (!st)
 		return;

@@ -25,7 +25,6 @@ fi
 python3 "$HERE/nlm_cases.py" "$PORT" "$T_DIR/rw" "$T_DIR/ro"
 check "the server lives after the NLM cases" snfsd_alive
 
-port_busy() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
 if [ "$(id -u)" != 0 ] || port_busy 111; then
 	echo "ok - # SKIP call backs: port 111 taken or not root"
 else
