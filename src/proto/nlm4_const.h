@@ -15,6 +15,9 @@ enum nlm4_proc {
 	NLMPROC4_CANCEL = 3,
 	NLMPROC4_UNLOCK = 4,
 	NLMPROC4_GRANTED = 5,
+	/* Not in XNFS: the host's rpc.statd relays a monitored client's
+	 * restart here (the number Linux's lockd registers with it). */
+	NLMPROC4_NSM_NOTIFY = 16,
 	NLMPROC4_NM_LOCK = 22,
 	NLMPROC4_FREE_ALL = 23,
 	NLMPROC4_COUNT = 24,
@@ -27,9 +30,12 @@ enum nlm4_proc {
 #define NSM_MAXSTRLEN 1024
 enum nsm_proc {
 	SM_NULL = 0,
+	SM_MON = 2,
 	SM_NOTIFY = 6,
 	SM_COUNT = 7,
 };
+#define NSM_PRIV_SIZE 16 /* SM_MON's priv, handed back with a relay */
+enum nsm_res { NSM_STAT_SUCC = 0, NSM_STAT_FAIL = 1 };
 
 enum nlm4_stats {
 	NLM4_GRANTED = 0,

@@ -19,6 +19,22 @@ const char *rpc_host_str(const struct sockaddr *sa, char *buf, size_t n)
 	return buf;
 }
 
+bool rpc_addr_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return ntohl(((const struct sockaddr_in *)(const void *)sa)
+		                 ->sin_addr.s_addr) >>
+		           24 ==
+		       127;
+	if (sa->sa_family != AF_INET6)
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+	       (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+	        in6->sin6_addr.s6_addr[12] == 127);
+}
+
 /* "a.b.c.d:port", "[v6]:port", "local" or "?" into buf; returns buf. */
 const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n)
 {

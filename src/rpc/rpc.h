@@ -215,10 +215,12 @@ int rpc_server_run(struct rpc_server *srv);
 void rpc_server_stop(struct rpc_server *srv);
 void rpc_server_free(struct rpc_server *srv);
 
-/* Short printable form of a peer address ("127.0.0.1:812"). */
 /* The numeric address alone ("a.b.c.d", "v6"), "?" when there is none. */
 const char *rpc_host_str(const struct sockaddr *sa, char *buf, size_t n);
+/* Short printable form of a peer address ("127.0.0.1:812"). */
 const char *rpc_peer_str(const struct sockaddr *sa, char *buf, size_t n);
+/* A loopback address: 127/8, ::1, or 127/8 mapped into IPv6. */
+bool rpc_addr_is_loopback(const struct sockaddr *sa);
 /* Source port of a peer, for the exports `secure` option. */
 uint16_t rpc_peer_port(const struct sockaddr *sa);
 

@@ -1,6 +1,7 @@
 /* snfsd: the user-space NFS server. Parses the command line, builds the
  * server context (state, exports), registers the programs and runs the RPC
  * server until SIGTERM/SIGINT; SIGHUP re-reads the exports. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -444,6 +445,31 @@ static bool portmap_register(struct snfsd *s)
 	return true;
 }
 
+/* rpc.statd relays a client's restart to 127.0.0.1 whatever we said
+ * (nlm_monitor), over UDP: a server listening on one other address also
+ * takes UDP there. Loopback only, so no client reaches it. */
+static void statd_relay_listen(struct snfsd *s)
+{
+	const char *addr = s->cfg.listen_addr;
+	struct in6_addr a6;
+	struct in_addr a4;
+	int rc;
+
+	if (inet_pton(AF_INET, addr, &a4) == 1) {
+		if (a4.s_addr == htonl(INADDR_ANY) ||
+		    ntohl(a4.s_addr) >> 24 == 127)
+			return;
+	} else if (inet_pton(AF_INET6, addr, &a6) != 1 ||
+	           IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6)) {
+		return;
+	}
+	rc = rpc_server_listen(s->rpc, "127.0.0.1", s->cfg.port, SOCK_DGRAM);
+	if (rc)
+		log_warn("nsm: cannot listen on 127.0.0.1:%u/udp: %s; "
+		         "rpc.statd cannot tell us of NFSv3 clients' restarts",
+		         s->cfg.port, strerror(-rc));
+}
+
 /* --cpus: bind the process, before it starts any thread, so that every
  * thread inherits the set. Why offer it: where a server shares CPUs with
  * its clients (a client on the same host, in a VM), each call that wakes
@@ -509,7 +535,9 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	if (!rc && use_rpcbind)
-		pmap_registered = portmap_register(s);
+		s->nsm_via_statd = pmap_registered = portmap_register(s);
+	if (s->nsm_via_statd)
+		statd_relay_listen(s);
 	if (!rc) {
 		log_info("snfsd %s listening on %s port %u (tcp: nfs v3 and "
 		         "v4.0-4.2, mount v1/v3, nlockmgr v4; udp: mount, "

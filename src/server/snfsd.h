@@ -64,6 +64,9 @@ struct snfsd {
 	struct nfs4_server *nfs4;
 	/* NLM call backs (src/server/nlm/nlm_cb.c), started at the first. */
 	struct nlm_cb *nlm_cb;
+	/* Registered with the host's rpcbind: clients' restarts reach us
+	 * through its rpc.statd (nlm_monitor). Set before requests run. */
+	bool nsm_via_statd;
 };
 
 /* Per-version tables of the protocols snfsd serves. The NFS program

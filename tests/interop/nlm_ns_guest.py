@@ -6,7 +6,9 @@ snfsd runs in the guest's network namespace "srv" (its own address, its
 own portmapper on port 111), the kernel NFS client, rpcbind, rpc.statd and
 lockd in the root namespace: two hosts on a veth pair, so the server's
 NLM_GRANTED call backs and SM_NOTIFY reach the client's lock manager and
-statd through the client's portmapper.
+statd through the client's portmapper. The last scenario gives the
+server's namespace rpcbind and rpc.statd, which then relays the client's
+restart to snfsd.
 
 usage: nlm_ns_guest.py srv-start TAG    start snfsd in netns srv, wait for it
        nlm_ns_guest.py srv-stop SIG     stop it, print its exit status
@@ -46,6 +48,7 @@ STATE, SNAP, LOG = E("NLMNS_STATE", ""), E("NLMNS_SNAP", ""), E("NLMNS_LOG", "/t
 RUN, LEASE = E("NLMNS_RUN", "/tmp"), int(E("NLMNS_LEASE", "10"))
 PIDFILE = os.path.join(RUN, "snfsd.pid")
 TAGFILE = os.path.join(RUN, "snfsd.tag")  # the running server's start TAG
+MNTNS = ""  # the mount namespace snfsd starts in, once statd_up made one
 # A waiter told by NLM_GRANTED has the lock at once; one left to its own
 # retry (NLMCLNT_POLL_TIMEOUT) waits up to 30 s. 5 s separates the two
 # even in the emulated guest.
@@ -87,7 +90,8 @@ def srv_start(tag, timeout=60):
     # the client unmounts, the copy holds the last reference, and the
     # server's own exit then tears the mounts down with calls to itself
     # (seen: a SIGTERMed server stuck in exit, rpc_wait_bit_killable).
-    cmd = (f"SNFSD_NFS4_LEASE={LEASE} nsenter --net=/run/netns/srv '{SNFSD}' -l {ADDR} -p 2049 "
+    mnt = f" --mount={MNTNS}" if MNTNS else ""
+    cmd = (f"SNFSD_NFS4_LEASE={LEASE} nsenter --net=/run/netns/srv{mnt} '{SNFSD}' -l {ADDR} -p 2049 "
            f"-s '{STATE}' -e '{EXPORT}:rw,insecure,no_root_squash' >>'{LOG}' 2>&1 & "
            f"echo $! >'{PIDFILE}.tmp'; mv '{PIDFILE}.tmp' '{PIDFILE}'; wait $!; echo $? >'{rc}.tmp'; mv '{rc}.tmp' '{rc}'")
     subprocess.Popen(["bash", "-c", cmd], start_new_session=True, stdin=subprocess.DEVNULL,
@@ -342,8 +346,98 @@ def s_control():
     L.done_all()
 
 
+def statd_up():
+    """rpcbind and rpc.statd in netns srv, as on a server host running
+    nfs-common; a mount namespace of their own keeps them off the
+    client's /run/rpcbind.sock (a unix socket is found by path, across
+    network namespaces) and out of the NFS mounts (unmounted there)."""
+    sm = os.path.join(RUN, "statd")
+    for d in ("sm", "sm.bak"):
+        os.makedirs(os.path.join(sm, d), exist_ok=True)
+    script = ("for m in /mnt3 /mnt3b /mnt4; do umount -l $m 2>/dev/null; done; "
+              "mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind || exit 1; "
+              f"rpcbind -f -w </dev/null >'{sm}.rpcbind.log' 2>&1 & echo $!; sleep 0.5; "
+              f"rpc.statd --no-notify -F -d -P '{sm}' </dev/null >'{sm}.log' 2>&1 &")
+    out = subprocess.run(["nsenter", "--net=/run/netns/srv", "unshare", "-m", "sh", "-c", script],
+                         capture_output=True, text=True, timeout=60)
+    global MNTNS
+    for line in (out.stdout + out.stderr).splitlines():
+        print(f"G|statd-up: {line}", flush=True)
+    pid = out.stdout.split()[:1]
+    if not pid or not pid[0].isdigit():
+        return False
+    # snfsd joins them there: it registers through /run/rpcbind.sock.
+    MNTNS = f"/proc/{pid[0]}/ns/mnt"
+    for _ in range(50):
+        q = subprocess.run(["rpcinfo", "-p", ADDR], capture_output=True, text=True)
+        if any(ln.split()[:1] == ["100024"] for ln in q.stdout.splitlines()):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def s_statd_relay():
+    """Check 5: the server's host runs rpcbind and rpc.statd, as a Debian
+    NFS server does. snfsd registers with rpcbind, asks rpc.statd to watch
+    the client host when it takes a v3 lock (SM_MON), and when the client
+    "restarts" (sm-notify -f: its statd tells the server host's rpc.statd)
+    rpc.statd relays that to snfsd (NLM procedure 16), which drops the
+    client's locks: /mnt3b then gets the bytes /mnt3's process still
+    thinks it holds. Last: it leaves rpcbind and rpc.statd running."""
+    rc = srv_stop("TERM")
+    L.result("relay-server-exit", rc == 0, f"exit status {rc}")
+    L.result("relay-rpcbind-statd-up", statd_up(), "rpc.statd registered at the server's rpcbind")
+    took = srv_start("relay")
+    L.result("relay-server-started", took is not None, f"took {took}")
+    if took is None:
+        raise L.Abort("relay-server-started")
+    registered = False
+    for _ in range(50):  # once it listens, it registers
+        if log_count("registered nfs, mountd and nlockmgr with rpcbind"):
+            registered = True
+            break
+        time.sleep(0.2)
+    L.result("relay-server-registered-with-rpcbind", registered, "snfsd's log")
+    a, b2 = L.worker("relay-a"), L.worker("relay-b2")
+    L.must("relay-open-a", a.open(p(V3, "relay")))
+    L.must("relay-open-b2", b2.open(p(V3B, "relay")))
+    # The restart's grace period first (only reclaims): the client waits.
+    r = a.call("lock", "f", "w", 0, 100, timeout=LEASE * 6)
+    L.result("relay-a-lock", r == L.GRANTED, f"got {r}")
+    watched = False
+    for _ in range(50):
+        if log_count("nsm: rpc.statd watches 10.9.0.1 for us"):
+            watched = True
+            break
+        time.sleep(0.2)
+    L.result("relay-statd-watches-client", watched, "snfsd's log")
+    L.expect_refused("relay-held-before-notify", b2.lock("w", 0, 100))
+    try:
+        out = subprocess.run(["sm-notify", "-f", "-d"], capture_output=True, text=True, timeout=60)
+        for line in (out.stdout + out.stderr).splitlines():
+            print(f"G|sm-notify: {line}", flush=True)
+        L.result("relay-sm-notify-ran", out.returncode == 0, f"exit {out.returncode}")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        L.result("relay-sm-notify-ran", False, repr(e))
+    r = b2.lock("w", 0, 100)
+    for _ in range(50):  # statd relays within a second or two
+        if r == L.GRANTED:
+            break
+        time.sleep(0.2)
+        r = b2.lock("w", 0, 100)
+    L.result("relay-restarted-client-locks-dropped", r == L.GRANTED, f"got {r}")
+    L.result("relay-log-says-relayed", log_count("relayed by rpc.statd") >= 1, "snfsd's log")
+    try:
+        with open(os.path.join(RUN, "statd.log"), errors="replace") as f:
+            for line in f.read().splitlines()[-40:]:
+                print(f"G|server's rpc.statd: {line}", flush=True)
+    except OSError as e:
+        print(f"G|server's rpc.statd: no log: {e}", flush=True)
+    L.done_all()
+
+
 def run():
-    for s in (s_basics, s_callback, s_restart_term, s_restart_kill, s_control):
+    for s in (s_basics, s_callback, s_restart_term, s_restart_kill, s_control, s_statd_relay):
         name = s.__name__
         t0 = time.monotonic()
         try:

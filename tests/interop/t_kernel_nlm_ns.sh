@@ -18,6 +18,10 @@
 #   4. the control of 3: a restart with the state directory as it was
 #      before any lock (no record of the client) loses the lock to the
 #      other mount
+#   5. the server's host runs rpcbind and rpc.statd (in netns srv, a
+#      mount namespace of their own): snfsd registers there, has
+#      rpc.statd watch the client (SM_MON), and the client's restart
+#      (sm-notify -f), relayed by rpc.statd, drops its locks
 # The server log comes back from the guest ($T_DIR/snfsd.log) for the
 # sanitizer check. Uses no host ports. Takes about 1.5 minutes (guest CPU
 # emulated; most of it the two 10 s grace periods and the boot).
@@ -110,6 +114,16 @@ ctl-held-before-restart|4 control: A'"'"'s v3 lock refuses /mnt3b before the res
 ctl-server-exit|4 control: snfsd exits 0 on SIGTERM
 ctl-server-restarted|4 control: snfsd listens again with the state directory of before any lock
 ctl-no-record-other-mount-gets-a-bytes|4 control: with no record of the client, /mnt3b gets A'"'"'s bytes after the restart (nothing reclaimed: check 3b can fail)
+relay-server-exit|5 rpc.statd relay: snfsd exits 0 on SIGTERM
+relay-rpcbind-statd-up|5 rpc.statd relay: rpcbind and rpc.statd run in netns srv (a mount namespace of their own)
+relay-server-started|5 rpc.statd relay: snfsd listens again
+relay-server-registered-with-rpcbind|5 rpc.statd relay: snfsd registered with that rpcbind (no portmapper of its own)
+relay-a-lock|5 rpc.statd relay: v3 A write lock 0-99 granted (after the grace period)
+relay-statd-watches-client|5 rpc.statd relay: snfsd had rpc.statd watch 10.9.0.1 (SM_MON)
+relay-held-before-notify|5 rpc.statd relay: A'"'"'s lock refuses /mnt3b before the client'"'"'s restart
+relay-sm-notify-ran|5 rpc.statd relay: sm-notify -f on the client ran
+relay-restarted-client-locks-dropped|5 rpc.statd relay: /mnt3b gets A'"'"'s bytes (rpc.statd relayed the restart, snfsd dropped the client'"'"'s locks)
+relay-log-says-relayed|5 rpc.statd relay: snfsd'"'"'s log says the restart came relayed by rpc.statd
 nlm-ns-guest-py|guest scenarios ran to the end
 client-lockd-registered|client lockd (nlockmgr) registered with the client rpcbind
 umount-4|umount the v4.2 mount

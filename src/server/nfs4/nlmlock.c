@@ -454,14 +454,14 @@ unsigned nfs4_nlm_free_host(struct nfs4_server *st, const char *host,
 
 		next = f->next;
 		while (*pp)
-			if (!strcasecmp((*pp)->g->host, host) &&
+			if ((!host || !strcasecmp((*pp)->g->host, host)) &&
 			    same_addr(&(*pp)->g->peer, peer))
 				wait_unlink(st, pp);
 			else
 				pp = &(*pp)->next;
 		for (o = f->nlm; o; o = on) {
 			on = o->next;
-			if (!strcasecmp(o->host, host) &&
+			if ((!host || !strcasecmp(o->host, host)) &&
 			    same_addr(&o->peer, peer)) {
 				release(st, f, o, 0, UINT64_MAX);
 				n++;

@@ -63,9 +63,11 @@ struct nlm_holder {
  * the lock as it asked for it (echoed, cookie and handle included). */
 struct nlm_grant {
 	struct nlm_grant *next;
-	/* Not a grant: an SM_NOTIFY telling peer that we restarted, host
-	 * holding the name it knows us by (nsm.c). */
-	bool notify;
+	/* Not always a grant: NLM_JOB_NOTIFY is an SM_NOTIFY telling peer
+	 * that we restarted, host holding the name it knows us by (nsm.c);
+	 * NLM_JOB_MONITOR an SM_MON asking this host's rpc.statd to watch
+	 * peer (nlm_monitor). */
+	enum nlm_job { NLM_JOB_GRANT, NLM_JOB_NOTIFY, NLM_JOB_MONITOR } kind;
 	int32_t state;
 	struct sockaddr_storage local;
 	uint64_t id;   /* the waiting entry, for nfs4_nlm_granted */
@@ -104,8 +106,8 @@ uint32_t nfs4_nlm_cancel(struct nfs4_server *st, uint32_t fsid,
 /* The call back g (a copy of what the wait queued) reached the client. */
 void nfs4_nlm_granted(struct nfs4_server *st, const struct nlm_grant *g);
 /* FREE_ALL, SM_NOTIFY: every lock and waiting request of caller_name
- * host (any case) taken from peer's address. The number of owners
- * dropped. */
+ * host (any case; any name when NULL) taken from peer's address. The
+ * number of owners dropped. */
 unsigned nfs4_nlm_free_host(struct nfs4_server *st, const char *host,
                             const struct sockaddr_storage *peer);
 
@@ -130,6 +132,20 @@ void nfs4_nlm_take_notify(struct nfs4_server *st, char ***names, size_t *n);
 void nfs4_nlm_forget_host(struct nfs4_server *st, const char *key);
 /* At start: send SM_NOTIFY to the hosts of the last instance. */
 void nlm_restart_notify(struct snfsd *s);
+
+/* ---- restarts of clients where rpcbind runs (nlm_cb.c, nsm.c) ----
+ * There a client's statd tells the host's rpc.statd of its restart, not
+ * us. So each client host that takes a lock is put under rpc.statd's
+ * watch (SM_MON, naming the host by its address), and rpc.statd relays
+ * the news to NLM procedure 16 (nsm_relayed_notify), as it does for
+ * Linux's lockd; the host's locks are then dropped. */
+
+/* Have peer watched, once per address (retried a minute after a
+ * failure); a no-op unless s->nsm_via_statd. Never blocks. */
+void nlm_monitor(struct snfsd *s, const struct sockaddr_storage *peer);
+/* NLMPROC4_NSM_NOTIFY (status: mon_name, state, priv), from rpc.statd
+ * only: a loopback address and a reserved port. */
+int nsm_relayed_notify(struct rpc_call *call, struct xdr_out *res);
 
 /* ---- call backs (nlm_cb.c) ---- */
 

@@ -32,10 +32,10 @@ struct nlm_args {
 };
 
 static const char *const proc_names[NLMPROC4_COUNT] = {
-    [NLMPROC4_NULL] = "NULL",        [NLMPROC4_TEST] = "TEST",
-    [NLMPROC4_LOCK] = "LOCK",        [NLMPROC4_CANCEL] = "CANCEL",
-    [NLMPROC4_UNLOCK] = "UNLOCK",    [NLMPROC4_NM_LOCK] = "NM_LOCK",
-    [NLMPROC4_FREE_ALL] = "FREE_ALL"};
+    [NLMPROC4_NULL] = "NULL",       [NLMPROC4_TEST] = "TEST",
+    [NLMPROC4_LOCK] = "LOCK",       [NLMPROC4_CANCEL] = "CANCEL",
+    [NLMPROC4_UNLOCK] = "UNLOCK",   [NLMPROC4_NSM_NOTIFY] = "NSM_NOTIFY",
+    [NLMPROC4_NM_LOCK] = "NM_LOCK", [NLMPROC4_FREE_ALL] = "FREE_ALL"};
 
 static int garbage(const struct rpc_call *call)
 {
@@ -235,6 +235,10 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 				fill_grant(call, &a, &local, g);
 			stat = nfs4_nlm_lock(st, r.ex->fsid, &r.bh, &req, g);
 			free(g);
+			/* NM_LOCK is for hosts without a status monitor. */
+			if (call->proc == NLMPROC4_LOCK &&
+			    (stat == NLM4_GRANTED || stat == NLM4_BLOCKED))
+				nlm_monitor(call->ctx, &call->peer);
 			if (a.reclaim && stat == NLM4_GRANTED)
 				log_reclaim(call, &a);
 			break;
@@ -288,6 +292,7 @@ static const struct rpc_proc nlm4_procs[NLMPROC4_COUNT] = {
     [NLMPROC4_LOCK] = {"LOCK", nlm_lockop},
     [NLMPROC4_CANCEL] = {"CANCEL", nlm_lockop},
     [NLMPROC4_UNLOCK] = {"UNLOCK", nlm_lockop},
+    [NLMPROC4_NSM_NOTIFY] = {"NSM_NOTIFY", nsm_relayed_notify},
     [NLMPROC4_NM_LOCK] = {"NM_LOCK", nlm_lockop},
     [NLMPROC4_FREE_ALL] = {"FREE_ALL", nlm_free_all},
 };

@@ -1,5 +1,7 @@
 /* NLM_GRANTED call backs: telling a client's lock manager that a lock it
- * waits for is now its own (XNFS, NLM "GRANTED").
+ * waits for is now its own (XNFS, NLM "GRANTED"). The same thread makes
+ * snfsd's other calls out: SM_NOTIFY after a restart (nsm.c) and SM_MON
+ * to the host's rpc.statd (nlm_monitor).
  *
  * Grants are queued under the state mutex (nlmlock.c) and sent by one
  * thread, so a client that does not answer delays only other call
@@ -10,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +26,17 @@
 
 #define CB_TIMEOUT_S 5
 #define CB_MAX_QUEUED 1024
+#define MON_BUCKETS 1024
+#define MON_MAX 65536      /* hosts watched; more go unwatched */
+#define MON_RETRY_S 60     /* after a failed SM_MON */
+#define MON_STATUS_PROC 16 /* where rpc.statd relays (NLMPROC4_NSM_NOTIFY) */
+
+/* A client host put under rpc.statd's watch, by address. */
+struct mon_host {
+	struct mon_host *next;
+	time_t retry_at; /* 0: watched; else when to ask again */
+	char addr[INET6_ADDRSTRLEN];
+};
 
 struct nlm_cb {
 	pthread_mutex_t lock;
@@ -32,21 +46,12 @@ struct nlm_cb {
 	struct nlm_grant *head, *tail;
 	unsigned queued;
 	uint32_t xid;
+	struct mon_host *mon[MON_BUCKETS]; /* under lock */
+	unsigned nmon;
+	bool warned_no_statd, warned_full;
 };
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static bool is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)
-		                  ->sin_addr.s_addr) >>
-		        24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(
-		    &((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return false;
-}
 
 static void set_port(struct sockaddr_storage *ss, uint16_t port)
 {
@@ -82,7 +87,8 @@ static int connect_service(struct snfsd *s, const struct sockaddr_storage *peer,
 		return port < 0 ? port : -ENOENT;
 	/* Server and client on one host share one portmapper, where the
 	 * lock manager registered is ours: never call ourselves. */
-	if (is_loopback(&to) && port == s->cfg.port)
+	if (rpc_addr_is_loopback((const struct sockaddr *)&to) &&
+	    port == s->cfg.port)
 		return -ELOOP;
 	set_port(&to, (uint16_t)port);
 	return rpc_callout_connect((const struct sockaddr *)&to, peer_len,
@@ -169,6 +175,95 @@ static void notify(struct snfsd *s, struct nlm_cb *cb,
 	}
 }
 
+/* mon: mon_id (mon_name, my_id (my_name, my_prog, my_vers, my_proc)),
+ * priv[16]. rpc.statd accepts it only from a loopback address and only
+ * for a call back to NLM procedure 16 (or 24); it answers sm_stat_res
+ * (res_stat, state). 0, -EPERM when it refused, or -errno. */
+static int call_mon(struct snfsd *s, struct nlm_cb *cb, const char *mon_name)
+{
+	static const uint8_t priv[NSM_PRIV_SIZE] = "snfsd nlm v4";
+	struct sockaddr_in lo = {.sin_family = AF_INET,
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage to;
+	struct rpc_record_reader r;
+	struct xdr_out a;
+	struct xdr_in in;
+	uint32_t res;
+	int32_t state;
+	int fd, rc;
+
+	memset(&to, 0, sizeof(to));
+	memcpy(&to, &lo, sizeof(lo));
+	fd = connect_service(s, &to, sizeof(lo), NSM_PROG, NSM_VERS);
+	if (fd < 0)
+		return fd;
+	if (xdr_out_init(&a, 128, 2048) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	xdr_put_string(&a, mon_name);
+	xdr_put_string(&a, "127.0.0.1");
+	xdr_put_u32(&a, NLM_PROG);
+	xdr_put_u32(&a, NLM4_VERS);
+	xdr_put_u32(&a, MON_STATUS_PROC);
+	xdr_put_fixed(&a, priv, sizeof(priv));
+	rc = rpc_callout_call(fd, ++cb->xid, NSM_PROG, NSM_VERS, SM_MON, &a, &r,
+	                      &in);
+	if (rc == 0 && (!xdr_get_u32(&in, &res) || !xdr_get_i32(&in, &state)))
+		rc = -EPROTO;
+	if (rc == 0 && res != NSM_STAT_SUCC)
+		rc = -EPERM;
+	rpc_record_free(&r);
+	xdr_out_free(&a);
+	close(fd);
+	return rc;
+}
+
+static unsigned mon_bucket(const char *addr)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *addr; addr++)
+		h = (h ^ (uint8_t)*addr) * 16777619u;
+	return h % MON_BUCKETS;
+}
+
+static struct mon_host *mon_find(struct nlm_cb *cb, const char *addr)
+{
+	struct mon_host *m = cb->mon[mon_bucket(addr)];
+
+	while (m && strcmp(m->addr, addr))
+		m = m->next;
+	return m;
+}
+
+static void monitor(struct snfsd *s, struct nlm_cb *cb,
+                    const struct nlm_grant *g)
+{
+	struct mon_host *m;
+	int rc = call_mon(s, cb, g->host);
+	const char *why;
+	bool warn;
+
+	pthread_mutex_lock(&cb->lock);
+	if ((m = mon_find(cb, g->host)))
+		m->retry_at = rc ? time(NULL) + MON_RETRY_S : 0;
+	warn = rc && !cb->warned_no_statd;
+	cb->warned_no_statd |= warn;
+	pthread_mutex_unlock(&cb->lock);
+	why = rc == -ENOENT ? "no status monitor registered with rpcbind"
+	                    : strerror(-rc);
+	if (!rc)
+		log_info("nsm: rpc.statd watches %s for us", g->host);
+	else if (warn)
+		log_warn("nsm: rpc.statd will not watch %s: %s (is rpc.statd "
+		         "running?); an NFSv3 client that restarts keeps "
+		         "its locks here until it frees them",
+		         g->host, why);
+	else
+		log_info("nsm: rpc.statd will not watch %s: %s", g->host, why);
+}
+
 static void deliver(struct snfsd *s, struct nlm_cb *cb, struct nlm_grant *g)
 {
 	struct nfs4_server *st = nfs4_server_get(s);
@@ -219,8 +314,10 @@ static void *cb_main(void *arg)
 			cb->tail = NULL;
 		cb->queued--;
 		pthread_mutex_unlock(&cb->lock);
-		if (g->notify)
+		if (g->kind == NLM_JOB_NOTIFY)
 			notify(s, cb, g);
+		else if (g->kind == NLM_JOB_MONITOR)
+			monitor(s, cb, g);
 		else
 			deliver(s, cb, g);
 		free(g);
@@ -253,21 +350,12 @@ static struct nlm_cb *cb_start(struct snfsd *s)
 	return cb;
 }
 
-void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g)
+/* Queue g under cb->lock: false (g not taken) when the queue is full. */
+static bool enqueue(struct nlm_cb *cb, struct nlm_grant *g)
 {
-	struct nlm_cb *cb = cb_start(s);
-
-	if (!cb) {
-		free(g); /* the client finds the lock when it asks again */
-		return;
-	}
+	if (cb->queued >= CB_MAX_QUEUED)
+		return false;
 	g->next = NULL;
-	pthread_mutex_lock(&cb->lock);
-	if (cb->queued >= CB_MAX_QUEUED) {
-		pthread_mutex_unlock(&cb->lock);
-		free(g);
-		return;
-	}
 	if (cb->tail)
 		cb->tail->next = g;
 	else
@@ -275,6 +363,82 @@ void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g)
 	cb->tail = g;
 	cb->queued++;
 	pthread_cond_signal(&cb->cond);
+	return true;
+}
+
+void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g)
+{
+	struct nlm_cb *cb = cb_start(s);
+	bool queued = false;
+
+	if (cb) {
+		pthread_mutex_lock(&cb->lock);
+		queued = enqueue(cb, g);
+		pthread_mutex_unlock(&cb->lock);
+	}
+	if (!queued)
+		free(g); /* the client finds the lock when it asks again */
+}
+
+/* A host not yet asked for, or whose last SM_MON failed long enough ago:
+ * its entry (made here), else NULL. Under cb->lock. */
+static struct mon_host *mon_due(struct nlm_cb *cb, const char *addr)
+{
+	struct mon_host *m = mon_find(cb, addr);
+	unsigned b;
+
+	if (m) {
+		if (!m->retry_at || m->retry_at > time(NULL))
+			return NULL;
+		m->retry_at = 0; /* one SM_MON in flight at a time */
+		return m;
+	}
+	if (cb->nmon >= MON_MAX) {
+		if (!cb->warned_full)
+			log_warn("nsm: %u client hosts watched already; more "
+			         "are not",
+			         cb->nmon);
+		cb->warned_full = true;
+		return NULL;
+	}
+	if (!(m = calloc(1, sizeof(*m))))
+		return NULL;
+	snprintf(m->addr, sizeof(m->addr), "%s", addr);
+	b = mon_bucket(addr);
+	m->next = cb->mon[b];
+	cb->mon[b] = m;
+	cb->nmon++;
+	return m;
+}
+
+void nlm_monitor(struct snfsd *s, const struct sockaddr_storage *peer)
+{
+	struct nlm_cb *cb;
+	struct nlm_grant *g;
+	char addr[INET6_ADDRSTRLEN];
+	struct mon_host *m;
+
+	if (!s->nsm_via_statd ||
+	    !strcmp(
+	        rpc_host_str((const struct sockaddr *)peer, addr, sizeof(addr)),
+	        "?") ||
+	    !(cb = cb_start(s)))
+		return;
+	pthread_mutex_lock(&cb->lock);
+	m = mon_due(cb, addr);
+	if (m && (g = calloc(1, sizeof(*g)))) {
+		g->kind = NLM_JOB_MONITOR;
+		snprintf(g->host, sizeof(g->host), "%s", addr);
+		if (!enqueue(cb, g)) {
+			free(g);
+			g = NULL;
+		}
+	} else {
+		g = NULL;
+	}
+	/* Not asked after all: ask at the next lock. */
+	if (m && !g)
+		m->retry_at = 1;
 	pthread_mutex_unlock(&cb->lock);
 }
 
@@ -294,6 +458,12 @@ void nlm_cb_shutdown(struct snfsd *s)
 		cb->head = g->next;
 		free(g);
 	}
+	for (unsigned b = 0; b < MON_BUCKETS; b++)
+		while (cb->mon[b]) {
+			struct mon_host *m = cb->mon[b];
+			cb->mon[b] = m->next;
+			free(m);
+		}
 	pthread_cond_destroy(&cb->cond);
 	pthread_mutex_destroy(&cb->lock);
 	free(cb);

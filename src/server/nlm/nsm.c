@@ -6,7 +6,8 @@
  * when snfsd restarts, so that their lock managers reclaim.
  *
  * snfsd serves this only where it answers the portmapper itself: where
- * rpcbind runs, the program is rpc.statd's (own_portmap_only). A
+ * rpcbind runs, the program is rpc.statd's (own_portmap_only), which
+ * relays a watched client's SM_NOTIFY to us (nsm_relayed_notify). A
  * notification only drops locks taken from the address it comes from,
  * so no host can free another's locks by naming it. */
 #include <arpa/inet.h>
@@ -47,6 +48,70 @@ static int nsm_notify(struct rpc_call *call, struct xdr_out *res)
 		         "dropped",
 		         name, who, state,
 		         nfs4_nlm_free_host(st, name, &call->peer));
+	return RPC_SUCCESS;
+}
+
+/* Loopback, from a reserved port: rpc.statd (run by root), not any
+ * local user who could otherwise drop other hosts' locks. */
+static bool from_statd(const struct rpc_call *call)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&call->peer;
+
+	return rpc_addr_is_loopback(sa) && rpc_peer_port(sa) < 1024;
+}
+
+/* The address a relay names (ours from SM_MON: numeric). */
+static bool parse_addr(const char *name, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, name, &((struct sockaddr_in *)ss)->sin_addr) ==
+	    1) {
+		ss->ss_family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, name,
+	              &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		ss->ss_family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+/* status: mon_name (the address nlm_monitor gave), state, priv. Every
+ * lock taken from that address goes, whatever caller_name it used: the
+ * host restarted, and with it every process that held one. */
+int nsm_relayed_notify(struct rpc_call *call, struct xdr_out *res)
+{
+	struct nfs4_server *st = nfs4_server_get(call->ctx);
+	char name[NSM_MAXSTRLEN + 1], who[80];
+	uint8_t priv[NSM_PRIV_SIZE];
+	struct sockaddr_storage host;
+	int32_t state;
+
+	(void)res;
+	rpc_peer_str((const struct sockaddr *)&call->peer, who, sizeof(who));
+	if (!xdr_get_string(&call->args, name, sizeof(name), NSM_MAXSTRLEN) ||
+	    !xdr_get_i32(&call->args, &state) ||
+	    !xdr_get_fixed(&call->args, priv, sizeof(priv))) {
+		log_warn("%s: NLM NSM_NOTIFY: undecodable arguments", who);
+		return RPC_GARBAGE_ARGS;
+	}
+	if (!from_statd(call)) {
+		log_warn("%s: NLM NSM_NOTIFY for %s refused: not the local "
+		         "rpc.statd (loopback, reserved port)",
+		         who, name);
+		return RPC_SYSTEM_ERR;
+	}
+	if (!parse_addr(name, &host)) {
+		log_warn("nsm: rpc.statd relayed a restart of %s, a host we "
+		         "did not ask it to watch",
+		         name);
+		return RPC_SUCCESS;
+	}
+	if (st)
+		log_info("nsm: %s restarted (state %d, relayed by rpc.statd): "
+		         "%u lock owners dropped",
+		         name, state, nfs4_nlm_free_host(st, NULL, &host));
 	return RPC_SUCCESS;
 }
 
@@ -154,7 +219,7 @@ void nlm_restart_notify(struct snfsd *s)
 		struct nlm_grant *g = calloc(1, sizeof(*g));
 
 		if (g && parse_key(names[i], g)) {
-			g->notify = true;
+			g->kind = NLM_JOB_NOTIFY;
 			g->state = state;
 			nlm_cb_queue(s, g);
 		} else {

@@ -6,6 +6,7 @@ usage: nlm_cases.py PORT RW_EXPORT RO_EXPORT [--callbacks]
        nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-before
        nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-peer FILE
        nlm_cases.py PORT RW_EXPORT RO_EXPORT --restart-after FILE
+       nlm_cases.py PORT RW_EXPORT RO_EXPORT --statd SM_DIR
 
 The export directories must each hold a regular file "f". With
 --callbacks this script also plays the client's side of NLM_GRANTED: a
@@ -18,7 +19,11 @@ asks again. The --restart-* steps check a restart: before it a client
 takes a lock; during it this script's portmapper and status monitor
 (--restart-peer, in the background) receive snfsd's SM_NOTIFY; after it
 (run with a short lease) only reclaims are granted until the grace
-period ends, and the reclaimed lock holds. Prints ok / not ok lines;
+period ends, and the reclaimed lock holds. --statd runs where snfsd is
+registered with a real rpcbind and rpc.statd (t_nlm_statd.sh: loopback
+carries 10.9.0.2-5 too): lock holders are put under rpc.statd's watch
+(records in SM_DIR), and a holder's SM_NOTIFY to rpc.statd, relayed to
+snfsd, drops that host's locks and only its. Prints ok / not ok lines;
 exits with the number of failures.
 """
 import os
@@ -54,8 +59,8 @@ def lock_obj(p, who, fh, off, ln):
 
 
 class Nlm:
-    def __init__(self, port):
-        self.c = N.Client("127.0.0.1", port)
+    def __init__(self, port, source=None):
+        self.c = nsm_client(port, source) if source else N.Client("127.0.0.1", port)
 
     def _res(self, u, cookie):
         got = u.opaque(1024)
@@ -352,6 +357,65 @@ class Peer:
             return len(self.granted) >= n
 
 
+NSM_NOTIFY_RELAY = 16
+
+
+def eq(name, got, want):
+    return N.check(name, got == want, "got %r, want %r" % (got, want))
+
+
+def statd(port, rw, smdir):
+    fh = handle_of(port, rw, "f")
+    a, a2, b = Owner("clientA", 1), Owner("clientA-alias", 2), Owner("clientB", 1)
+    c = Owner("clientC", 1)
+    na, nb = Nlm(port, "10.9.0.2"), Nlm(port, "10.9.0.3")
+    nc = Nlm(port)
+    eq("statd: host A locks 0-9", na.lock(a, fh, 0, 10), GRANTED_S)
+    eq("statd: host A under another caller_name locks 20-29",
+               na.lock(a2, fh, 20, 10), GRANTED_S)
+    eq("statd: host B locks 40-49", nb.lock(b, fh, 40, 10), GRANTED_S)
+    eq("statd: NM_LOCK (unmonitored) from host E locks 60-69",
+               Nlm(port, "10.9.0.5").lock(Owner("clientE", 1), fh, 60, 10, proc=NM_LOCK),
+               GRANTED_S)
+    watched = lambda: sorted(n for n in os.listdir(smdir) if n.startswith("10.9.0."))
+    N.check("statd: rpc.statd watches hosts A and B (its records)",
+            poll(watched, ["10.9.0.2", "10.9.0.3"]), watched())
+    time.sleep(0.5)
+    eq("statd: ... and not E, whose lock was NM_LOCK", watched(), ["10.9.0.2", "10.9.0.3"])
+
+    with N.Client("127.0.0.1", 111) as pm:
+        sport = pm.pmap_getport(NSM_PROG, 1)
+    N.check("statd: rpc.statd is registered, not snfsd", sport not in (0, port), sport)
+
+    def held(off):
+        st = nc.lock(c, fh, off, 10)
+        if st == GRANTED_S:
+            nc.unlock(c, fh, off, 10)
+        return st
+
+    # Another host restarting frees nothing of A's or B's.
+    sm_notify(nsm_client(sport, "10.9.0.4"), "clientD", 7)
+    time.sleep(1.0)
+    eq("statd: host D's restart leaves A's lock", held(0), DENIED)
+    # A forged relay: loopback but no reserved port.
+    forged = N.Packer().string("10.9.0.2").i32(9).fixed(b"\0" * 16).bytes()
+    eq("statd: a relay from an unreserved port is refused (SYSTEM_ERR)",
+               nc.raw(NSM_NOTIFY_RELAY, forged), N.SYSTEM_ERR)
+    eq("statd: ... and A's lock stays", held(0), DENIED)
+    eq("statd: a relay cut short is GARBAGE_ARGS",
+               nc.raw(NSM_NOTIFY_RELAY, N.Packer().string("10.9.0.2").bytes()), N.GARBAGE_ARGS)
+    # Host A restarts: its statd tells ours, under a name of its own
+    # (rpc.statd matches it by the sender's address).
+    sm_notify(nsm_client(sport, "10.9.0.2"), "clientA.example", 3)
+    N.check("statd: relayed by rpc.statd, A's restart frees its lock",
+            poll(lambda: held(0), GRANTED_S))
+    eq("statd: ... and the one under its other caller_name", held(20), GRANTED_S)
+    eq("statd: ... but not host B's", held(40), DENIED)
+    eq("statd: host A locks again after its restart", na.lock(a, fh, 0, 10), GRANTED_S)
+    eq("statd: ... and unlocks", na.unlock(a, fh, 0, 10), GRANTED_S)
+    eq("statd: host B unlocks", nb.unlock(b, fh, 40, 10), GRANTED_S)
+
+
 def poll(fn, want, timeout=10.0):
     end = time.time() + timeout
     while time.time() < end:
@@ -493,6 +557,8 @@ def main():
         restart_peer(sys.argv[-1])
     elif "--restart-after" in sys.argv:
         restart_after(port, rw, sys.argv[-1])
+    elif "--statd" in sys.argv:
+        statd(port, rw, sys.argv[-1])
     elif "--callbacks" in sys.argv:
         callbacks(port, rw)
     else:
