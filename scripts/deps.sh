@@ -3,7 +3,7 @@
 set -e
 case "$1" in
 build) pkgs="gcc make libc6-dev pkg-config libfuse3-dev fuse3" ;;
-test) pkgs="libnfs-utils clang libclang-rt-14-dev python3 e2fsprogs xfsprogs btrfs-progs fio sysbench rpcbind iproute2 groff-base man-db" ;;
+test) pkgs="libnfs-utils clang libclang-rt-14-dev python3 e2fsprogs xfsprogs btrfs-progs fio sysbench rpcbind nfs-common iproute2 groff-base man-db" ;;
 *) echo "usage: deps.sh build|test" >&2; exit 2 ;;
 esac
 missing=""
