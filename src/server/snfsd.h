@@ -32,6 +32,10 @@ struct snfsd_config {
 	bool stats_client;        /* --stats: print a running server's stats */
 	const char *cpus;         /* --cpus LIST as given (NULL: all CPUs) */
 	cpu_set_t cpu_set;        /* ... and as parsed */
+	/* Never call other hosts (NLM_GRANTED, SM_NOTIFY, SM_MON): set by
+	 * the fuzz harness, whose made-up locks must not reach whatever
+	 * lock manager this machine's portmapper names. */
+	bool no_callouts;
 };
 
 struct mount_entry {

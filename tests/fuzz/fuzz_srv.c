@@ -381,6 +381,7 @@ void fuzz_srv_init(void)
 	S.boot_time_ns = 1700000000ull * 1000000000ull;
 	S.cfg.listen_addr = "127.0.0.1";
 	S.cfg.port = 2049;
+	S.cfg.no_callouts = true;
 	S.svc = rpc_service_new(&S);
 	if (!S.svc || programs_register(S.svc) ||
 	    rpc_service_add(S.svc, &pmap_program))

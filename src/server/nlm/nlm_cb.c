@@ -331,6 +331,8 @@ static struct nlm_cb *cb_start(struct snfsd *s)
 {
 	struct nlm_cb *cb;
 
+	if (s->cfg.no_callouts)
+		return NULL;
 	pthread_mutex_lock(&start_lock);
 	cb = s->nlm_cb;
 	if (!cb && (cb = calloc(1, sizeof(*cb)))) {
