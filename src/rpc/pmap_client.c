@@ -4,8 +4,9 @@
  * rpcbind trusts SET and UNSET only from local callers it can identify:
  * over its AF_LOCAL socket (RPCBIND v4, owner from the socket's peer
  * credentials), or, when started with -L, from a reserved port on the IPv4
- * loopback (PMAP v2). We try them in that order. The calls are blocking,
- * with short timeouts, and made at start and exit only.
+ * loopback (PMAP v2). We try them in that order, skipping the socket
+ * when the rpcbind behind it is another network namespace's. The calls
+ * are blocking, with short timeouts, and made at start and exit only.
  */
 #include "rpc/portmap.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -22,6 +24,7 @@
 #include "rpc/callout.h"
 #include "rpc/rpc_int.h"
 #include "server/snfsd.h"
+#include "util/log.h"
 
 #define PMAP_TIMEOUT_S 2
 #define PMAPPROC_NULL 0
@@ -40,7 +43,28 @@ struct pmap_client {
 	uint32_t xid;
 };
 
-/* Connect to rpcbind's local socket. fd or -errno. */
+/* Whether the rpcbind at the other end of unix socket fd lives in
+ * another network namespace than we do: then its 127.0.0.1:111 is not
+ * ours (a server started in its own network namespace that shares /run
+ * with the host), and registering there would hide another host's
+ * programs (its lockd's) behind ours. Unknown counts as ours. */
+static bool other_netns(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct stat peer, self;
+	char path[64];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || cr.pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
+	if (stat(path, &peer) || stat("/proc/self/ns/net", &self))
+		return false;
+	return peer.st_ino != self.st_ino || peer.st_dev != self.st_dev;
+}
+
+/* Connect to rpcbind's local socket, if that rpcbind is the one on our
+ * 127.0.0.1:111. fd or -errno. */
 static int connect_local(void)
 {
 	for (size_t i = 0; i < sizeof(rpcbind_socks) / sizeof(*rpcbind_socks);
@@ -52,8 +76,14 @@ static int connect_local(void)
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
 		         rpcbind_socks[i]);
 		rpc_callout_timeouts(fd, PMAP_TIMEOUT_S);
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-			return fd;
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			if (!other_netns(fd))
+				return fd;
+			log_info("rpcbind at %s serves another network "
+			         "namespace: registering through "
+			         "127.0.0.1:111",
+			         sun.sun_path);
+		}
 		close(fd);
 	}
 	return -ENOENT;

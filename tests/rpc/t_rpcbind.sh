@@ -4,7 +4,8 @@
 # and UDP) at its port, a stock client (libnfs's nfs-ls, no port options)
 # finds it through port 111, SIGTERM and SIGINT unregister, and what a
 # SIGKILL leaves behind is replaced at the next start. Also: -p 0,
-# --no-portmap, PMAP v2 over TCP when the local socket is gone, and
+# --no-portmap, PMAP v2 over TCP when the local socket is gone or is the
+# rpcbind of another network namespace, and
 # registrations refused in full or in part (nothing of ours stays behind,
 # and a start that fails leaves a running server's mappings alone).
 #
@@ -270,6 +271,28 @@ check_eq "... and leaves the running server's mappings" "$(want "$P1")" "$(regs)
 check_ls "... which a client still finds"
 snfsd_stop TERM
 check_eq "first server's SIGTERM unregisters" "" "$(regs)"
+
+# ---- snfsd in a network namespace of its own, with its own rpcbind on
+# its 127.0.0.1:111, but this /run, whose rpcbind.sock is the other
+# rpcbind's (as under `ip netns exec` on a host running rpcbind):
+# registering through that socket would put our programs in the wrong
+# rpcbind, over its host's (a lockd's NLM). It registers over TCP.
+unshare -n -m --propagation private sh -c 'ip link set lo up &&
+	mount -t tmpfs -o size=1m,mode=755 snfs-rpcbind-run2 /run && exec rpcbind -f -w' \
+	</dev/null >>"$T_DIR/rpcbind.log" 2>&1 &
+RPCB2_PID=$!
+in_ns2() { nsenter --net=/proc/$RPCB2_PID/ns/net "$@"; }
+for _ in $(seq 100); do in_ns2 rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break; sleep 0.05; done
+SRV_WRAP=(nsenter --net=/proc/$RPCB2_PID/ns/net)
+srv_start netns2 -p "$P1" || notok "snfsd starts in the second network namespace"
+SRV_WRAP=()
+check "netns2: log: the local socket is another namespace's" grep -q 'serves another network namespace' "$SRV_LOG"
+check_eq "netns2: registered with the rpcbind of its namespace" "$(want "$P1")" "$(in_ns2 bash -c "$(declare -f regs); regs")"
+check_eq "netns2: nothing in the rpcbind behind /run/rpcbind.sock" "" "$(regs)"
+snfsd_stop TERM
+check_eq "netns2: SIGTERM unregisters there" "" "$(in_ns2 bash -c "$(declare -f regs); regs")"
+kill "$RPCB2_PID" 2>/dev/null
+wait "$RPCB2_PID" 2>/dev/null
 
 # ---- without the local socket: PMAP v2 over TCP from a reserved port on
 # the loopback, which rpcbind trusts (Debian's 1.2.6 without -L as well)
