@@ -136,6 +136,41 @@ snfsd_start() {
 	wait_port "$port" 20
 }
 
+# guest_server NAME EXPORT: for a guest suite whose kernel client mounts
+# 10.0.2.2 without port options: wait (up to 60 s) for ports 111 and 2049
+# to come free, check the guest tool, start snfsd on 2049 exporting
+# EXPORT with its own portmapper on 111 and check that it answers there.
+# Prints the ok/not ok lines; false when the suite cannot go on.
+guest_server() {
+	local name=$1 exp=$2
+	for _ in $(seq 1 60); do
+		port_busy 111 || port_busy 2049 || break
+		sleep 1
+	done
+	if port_busy 111; then
+		notok "$name: port 111 already in use on the host (a portmapper?); snfsd cannot answer portmap there, skipping"
+		return 1
+	fi
+	if port_busy 2049; then
+		notok "$name: port 2049 already in use on the host, skipping"
+		return 1
+	fi
+	if [ ! -x "$KVM" ]; then
+		notok "$name: $KVM not found, skipping"
+		return 1
+	fi
+	if snfsd_start 2049 -e "$exp:rw,insecure,no_root_squash"; then
+		ok "snfsd listening on 2049"
+	else
+		notok "snfsd listening on 2049"
+		tail -20 "$T_DIR/snfsd.log" >&2
+		return 1
+	fi
+	# The portmapper comes up with the server; give it a moment.
+	for _ in $(seq 1 50); do port_busy 111 && break; sleep 0.1; done
+	check "snfsd answers on port 111" port_busy 111
+}
+
 snfsd_alive() { [ -n "${SNFSD_PID:-}" ] && [ -e /proc/$SNFSD_PID ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$SNFSD_PID/stat 2>/dev/null; }
 
 # Stop with SIGTERM (or the signal given) and reap. Returns the exit status.

@@ -25,33 +25,7 @@ mkdir -p "$EXP"
 OUT=$T_DIR/guest.out
 
 # Another test's server may hold the ports for a moment: wait up to a minute.
-for _ in $(seq 1 60); do
-	port_busy 111 || port_busy 2049 || break
-	sleep 1
-done
-if port_busy 111; then
-	notok "kernel locks: port 111 already in use on the host (a portmapper?); snfsd cannot answer portmap there, skipping"
-	exit 1
-fi
-if port_busy 2049; then
-	notok "kernel locks: port 2049 already in use on the host, skipping"
-	exit 1
-fi
-if [ ! -x "$KVM" ]; then
-	notok "kernel locks: $KVM not found, skipping"
-	exit 1
-fi
-
-if snfsd_start 2049 -e "$EXP:rw,insecure,no_root_squash"; then
-	ok "snfsd listening on 2049"
-else
-	notok "snfsd listening on 2049"
-	tail -20 "$T_DIR/snfsd.log" >&2
-	exit 1
-fi
-# The portmapper comes up with the server; give it a moment.
-for _ in $(seq 1 50); do port_busy 111 && break; sleep 0.1; done
-check "snfsd answers on port 111" port_busy 111
+guest_server "kernel locks" "$EXP" || exit 1
 # The guest's lockd asks the portmapper for NLM v4 over TCP (the mount's
 # transport); statd-less clients and other systems ask over UDP.
 pm=$(python3 - "$HERE" <<'EOF' 2>&1
