@@ -260,7 +260,7 @@ static void monitor(struct snfsd *s, struct nlm_cb *cb,
 		         "running?); an NFSv3 client that restarts keeps "
 		         "its locks here until it frees them",
 		         g->host, why);
-	else
+	else if (rc != -ENOENT) /* no statd at all: said once, above */
 		log_info("nsm: rpc.statd will not watch %s: %s", g->host, why);
 }
 
