@@ -15,6 +15,19 @@ enum nlm4_proc {
 	NLMPROC4_CANCEL = 3,
 	NLMPROC4_UNLOCK = 4,
 	NLMPROC4_GRANTED = 5,
+	/* The same calls as messages: the answer comes back as a call of
+	 * the matching _RES procedure to the caller's lock manager (X_MSG
+	 * + 5 = X_RES). */
+	NLMPROC4_TEST_MSG = 6,
+	NLMPROC4_LOCK_MSG = 7,
+	NLMPROC4_CANCEL_MSG = 8,
+	NLMPROC4_UNLOCK_MSG = 9,
+	NLMPROC4_GRANTED_MSG = 10,
+	NLMPROC4_TEST_RES = 11,
+	NLMPROC4_LOCK_RES = 12,
+	NLMPROC4_CANCEL_RES = 13,
+	NLMPROC4_UNLOCK_RES = 14,
+	NLMPROC4_GRANTED_RES = 15,
 	/* Not in XNFS: the host's rpc.statd relays a monitored client's
 	 * restart here (the number Linux's lockd registers with it). */
 	NLMPROC4_NSM_NOTIFY = 16,

@@ -603,7 +603,7 @@ def check(name, cond, detail=""):
         print("ok - %s" % name, flush=True)
     else:
         _failures += 1
-        print("not ok - %s%s" % (name, " (%s)" % detail if detail else ""), flush=True)
+        print("not ok - %s%s" % (name, " (%s)" % (detail,) if detail else ""), flush=True)
     return cond
 
 

@@ -67,7 +67,15 @@ struct nlm_grant {
 	 * that we restarted, host holding the name it knows us by (nsm.c);
 	 * NLM_JOB_MONITOR an SM_MON asking this host's rpc.statd to watch
 	 * peer (nlm_monitor). */
-	enum nlm_job { NLM_JOB_GRANT, NLM_JOB_NOTIFY, NLM_JOB_MONITOR } kind;
+	enum nlm_job {
+		NLM_JOB_GRANT,
+		NLM_JOB_NOTIFY,
+		NLM_JOB_MONITOR,
+		NLM_JOB_RES, /* proc (an X_RES) with body to peer */
+	} kind;
+	uint32_t proc;
+	uint8_t *body; /* malloc'ed; freed with the job */
+	size_t bodylen;
 	int32_t state;
 	struct sockaddr_storage local;
 	uint64_t id;   /* the waiting entry, for nfs4_nlm_granted */
@@ -152,6 +160,11 @@ int nsm_relayed_notify(struct rpc_call *call, struct xdr_out *res);
 /* Hand g (malloc'ed; taken over) to the call-back thread. Never blocks:
  * called under the state mutex. */
 void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g);
+/* Send results (the encoded nlm4_res or nlm4_testres of an X_MSG call)
+ * as a call of proc (its X_RES) to the lock manager on peer's host. */
+void nlm_cb_result(struct snfsd *s, const struct sockaddr_storage *peer,
+                   socklen_t peer_len, uint32_t proc, const uint8_t *body,
+                   size_t len);
 /* Stop the thread and drop what is still queued. */
 void nlm_cb_shutdown(struct snfsd *s);
 

@@ -2,11 +2,11 @@
  * served on the NFS port and found through the portmapper, so a plain
  * `mount -o vers=3` (no "nolock") gets working fcntl(2) locks.
  *
- * The synchronous procedures are served: TEST, LOCK (blocking or not),
- * CANCEL, UNLOCK, NM_LOCK and FREE_ALL. The _MSG/_RES variants (replies
- * as separate calls back) and DOS share modes (SHARE, UNSHARE) answer
- * PROC_UNAVAIL: Linux, the BSDs and macOS use the synchronous calls. The
- * locks live with the NFSv4 ones (nlm.h). */
+ * Served: TEST, LOCK (blocking or not), CANCEL, UNLOCK, NM_LOCK and
+ * FREE_ALL, as calls (Linux's lockd, FreeBSD's kernel) and as messages
+ * (the _MSG forms, answered by _RES calls to the caller's lock manager:
+ * macOS's rpc.lockd). DOS share modes (SHARE, UNSHARE) answer
+ * PROC_UNAVAIL. The locks live with the NFSv4 ones (nlm.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
@@ -31,11 +31,8 @@ struct nlm_args {
 	char host[NLM_MAXSTRLEN + 1];
 };
 
-static const char *const proc_names[NLMPROC4_COUNT] = {
-    [NLMPROC4_NULL] = "NULL",       [NLMPROC4_TEST] = "TEST",
-    [NLMPROC4_LOCK] = "LOCK",       [NLMPROC4_CANCEL] = "CANCEL",
-    [NLMPROC4_UNLOCK] = "UNLOCK",   [NLMPROC4_NSM_NOTIFY] = "NSM_NOTIFY",
-    [NLMPROC4_NM_LOCK] = "NM_LOCK", [NLMPROC4_FREE_ALL] = "FREE_ALL"};
+/* The procedure table (at the end), for garbage()'s names. */
+static const struct rpc_proc nlm4_procs[NLMPROC4_COUNT];
 
 static int garbage(const struct rpc_call *call)
 {
@@ -44,8 +41,8 @@ static int garbage(const struct rpc_call *call)
 	log_warn("%s: NLM %s: undecodable arguments",
 	         rpc_peer_str((const struct sockaddr *)&call->peer, who,
 	                      sizeof(who)),
-	         call->proc < NLMPROC4_COUNT && proc_names[call->proc]
-	             ? proc_names[call->proc]
+	         call->proc < NLMPROC4_COUNT && nlm4_procs[call->proc].name
+	             ? nlm4_procs[call->proc].name
 	             : "?");
 	return RPC_GARBAGE_ARGS;
 }
@@ -191,8 +188,9 @@ static void log_reclaim(const struct rpc_call *call, const struct nlm_args *a)
 	         (unsigned long long)a->len);
 }
 
-/* TEST, LOCK, NM_LOCK, CANCEL, UNLOCK: decode, resolve, act, answer. */
-static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
+/* TEST, LOCK, NM_LOCK, CANCEL, UNLOCK (proc; proc may be its
+ * _MSG form): decode, resolve, act, answer into res. */
+static int lockop(struct rpc_call *call, uint32_t proc, struct xdr_out *res)
 {
 	struct nfs4_server *st = nfs4_server_get(call->ctx);
 	struct nlm_holder h;
@@ -204,14 +202,13 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 	uint32_t stat;
 	bool grace;
 
-	if (!get_args(&call->args, call->proc, &a))
+	if (!get_args(&call->args, proc, &a))
 		return garbage(call);
 	memset(&r, 0, sizeof(r));
 	stat = st ? resolve(call, &a, &r) : NLM4_DENIED_NOLOCKS;
 	/* UNLOCK and CANCEL need no access to the file, only the handle. */
 	if (stat == NLM4_FAILED || stat == NLM4_ROFS)
-		if (call->proc == NLMPROC4_UNLOCK ||
-		    call->proc == NLMPROC4_CANCEL)
+		if (proc == NLMPROC4_UNLOCK || proc == NLMPROC4_CANCEL)
 			stat = r.ex ? NLM4_GRANTED : stat;
 	local_addr(call, &local);
 	to_req(call, &a, &local, &req);
@@ -219,24 +216,24 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 	 * and reclaims outside it are refused (Linux lockd does the same). */
 	grace = stat == NLM4_GRANTED && nfs4_in_grace(st);
 	if (stat == NLM4_GRANTED &&
-	    (call->proc == NLMPROC4_TEST || call->proc == NLMPROC4_LOCK ||
-	     call->proc == NLMPROC4_NM_LOCK))
-		if (grace != (a.reclaim && call->proc != NLMPROC4_TEST))
+	    (proc == NLMPROC4_TEST || proc == NLMPROC4_LOCK ||
+	     proc == NLMPROC4_NM_LOCK))
+		if (grace != (a.reclaim && proc != NLMPROC4_TEST))
 			stat = NLM4_DENIED_GRACE_PERIOD;
 	if (stat == NLM4_GRANTED) {
-		switch (call->proc) {
+		switch (proc) {
 		case NLMPROC4_TEST:
 			stat = nfs4_nlm_test(st, r.ex->fsid, &r.bh, &req, &h);
 			break;
 		case NLMPROC4_LOCK:
 		case NLMPROC4_NM_LOCK:
-			if (a.block && call->proc == NLMPROC4_LOCK &&
+			if (a.block && proc == NLMPROC4_LOCK &&
 			    (g = malloc(sizeof(*g))))
 				fill_grant(call, &a, &local, g);
 			stat = nfs4_nlm_lock(st, r.ex->fsid, &r.bh, &req, g);
 			free(g);
 			/* NM_LOCK is for hosts without a status monitor. */
-			if (call->proc == NLMPROC4_LOCK &&
+			if (proc == NLMPROC4_LOCK &&
 			    (stat == NLM4_GRANTED || stat == NLM4_BLOCKED))
 				nlm_monitor(call->ctx, &call->peer);
 			if (a.reclaim && stat == NLM4_GRANTED)
@@ -251,13 +248,51 @@ static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
 	}
 	nfs_req_done(&r);
 	put_res(res, &a, stat);
-	if (call->proc == NLMPROC4_TEST && stat == NLM4_DENIED) {
+	if (proc == NLMPROC4_TEST && stat == NLM4_DENIED) {
 		xdr_put_bool(res, h.write);
 		xdr_put_i32(res, h.svid);
 		xdr_put_opaque(res, h.oh, h.ohlen);
 		xdr_put_u64(res, h.start);
 		xdr_put_u64(res, h.end == UINT64_MAX ? 0 : h.end - h.start + 1);
 	}
+	return RPC_SUCCESS;
+}
+
+static int nlm_lockop(struct rpc_call *call, struct xdr_out *res)
+{
+	return lockop(call, call->proc, res);
+}
+
+/* TEST_MSG, LOCK_MSG, CANCEL_MSG, UNLOCK_MSG (macOS's rpc.lockd locks
+ * this way): the same work, and the results go back as a call of
+ * TEST_RES ... UNLOCK_RES to the lock manager on the caller's host. The
+ * message's own reply is void. */
+static int nlm_msg(struct rpc_call *call, struct xdr_out *res)
+{
+	uint32_t proc = call->proc - NLMPROC4_TEST_MSG + NLMPROC4_TEST;
+	struct xdr_out out;
+	int rc;
+
+	(void)res;
+	if (xdr_out_init(&out, 256, 8192) < 0)
+		return RPC_SYSTEM_ERR;
+	rc = lockop(call, proc, &out);
+	if (rc == RPC_SUCCESS && !out.err)
+		nlm_cb_result(call->ctx, &call->peer, call->peer_len,
+		              call->proc + NLMPROC4_TEST_RES -
+		                  NLMPROC4_TEST_MSG,
+		              out.buf, out.len);
+	xdr_out_free(&out);
+	return rc;
+}
+
+/* GRANTED_MSG and the _RES calls are for a client to receive; a server
+ * takes them (a lock manager that is both may send them here) and drops
+ * them. */
+static int nlm_void(struct rpc_call *call, struct xdr_out *res)
+{
+	(void)call;
+	(void)res;
 	return RPC_SUCCESS;
 }
 
@@ -292,6 +327,16 @@ static const struct rpc_proc nlm4_procs[NLMPROC4_COUNT] = {
     [NLMPROC4_LOCK] = {"LOCK", nlm_lockop},
     [NLMPROC4_CANCEL] = {"CANCEL", nlm_lockop},
     [NLMPROC4_UNLOCK] = {"UNLOCK", nlm_lockop},
+    [NLMPROC4_TEST_MSG] = {"TEST_MSG", nlm_msg},
+    [NLMPROC4_LOCK_MSG] = {"LOCK_MSG", nlm_msg},
+    [NLMPROC4_CANCEL_MSG] = {"CANCEL_MSG", nlm_msg},
+    [NLMPROC4_UNLOCK_MSG] = {"UNLOCK_MSG", nlm_msg},
+    [NLMPROC4_GRANTED_MSG] = {"GRANTED_MSG", nlm_void},
+    [NLMPROC4_TEST_RES] = {"TEST_RES", nlm_void},
+    [NLMPROC4_LOCK_RES] = {"LOCK_RES", nlm_void},
+    [NLMPROC4_CANCEL_RES] = {"CANCEL_RES", nlm_void},
+    [NLMPROC4_UNLOCK_RES] = {"UNLOCK_RES", nlm_void},
+    [NLMPROC4_GRANTED_RES] = {"GRANTED_RES", nlm_void},
     [NLMPROC4_NSM_NOTIFY] = {"NSM_NOTIFY", nsm_relayed_notify},
     [NLMPROC4_NM_LOCK] = {"NM_LOCK", nlm_lockop},
     [NLMPROC4_FREE_ALL] = {"FREE_ALL", nlm_free_all},

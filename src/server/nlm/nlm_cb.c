@@ -61,6 +61,13 @@ static void set_port(struct sockaddr_storage *ss, uint16_t port)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
 }
 
+static void job_free(struct nlm_grant *g)
+{
+	if (g)
+		free(g->body);
+	free(g);
+}
+
 /* nlm4_testargs: cookie, exclusive, and the lock as the client sent it. */
 static void put_granted_args(struct xdr_out *a, const struct nlm_grant *g)
 {
@@ -95,35 +102,83 @@ static int connect_service(struct snfsd *s, const struct sockaddr_storage *peer,
 	                           CB_TIMEOUT_S, true);
 }
 
+/* One call of proc to (prog, vers) on the host of peer, with args;
+ * decode (if not NULL) reads the results into out. 0 or -errno. */
+static int call_host(struct snfsd *s, struct nlm_cb *cb,
+                     const struct sockaddr_storage *peer, socklen_t peer_len,
+                     uint32_t prog, uint32_t vers, uint32_t proc,
+                     const struct xdr_out *args,
+                     bool (*decode)(struct xdr_in *, void *), void *out)
+{
+	struct rpc_record_reader r;
+	struct xdr_in in;
+	int rc, fd = connect_service(s, peer, peer_len, prog, vers);
+
+	if (fd < 0)
+		return fd;
+	rc = rpc_callout_call(fd, ++cb->xid, prog, vers, proc, args, &r, &in);
+	if (rc == 0 && decode && !decode(&in, out))
+		rc = -EPROTO;
+	rpc_record_free(&r);
+	close(fd);
+	return rc;
+}
+
+/* nlm4_res: cookie, stat. */
+static bool get_nlm4_res(struct xdr_in *in, void *stat)
+{
+	const uint8_t *cookie;
+	uint32_t cookielen;
+
+	return xdr_get_opaque_ref(in, &cookie, &cookielen, NLM_MAXNETOBJ) &&
+	       xdr_get_u32(in, stat);
+}
+
 /* Call GRANTED on the client of g: its nlm4_stats, or -errno. */
 static int call_granted(struct snfsd *s, struct nlm_cb *cb,
                         const struct nlm_grant *g)
 {
-	struct rpc_record_reader r;
 	struct xdr_out a;
-	struct xdr_in in;
-	const uint8_t *cookie;
-	uint32_t stat, cookielen;
-	int fd, rc;
+	uint32_t stat = 0;
+	int rc;
 
-	fd = connect_service(s, &g->peer, g->peer_len, NLM_PROG, NLM4_VERS);
-	if (fd < 0)
-		return fd;
-	if (xdr_out_init(&a, 512, 8192) < 0) {
-		close(fd);
+	if (xdr_out_init(&a, 512, 8192) < 0)
 		return -ENOMEM;
-	}
 	put_granted_args(&a, g);
-	rc = rpc_callout_call(fd, ++cb->xid, NLM_PROG, NLM4_VERS,
-	                      NLMPROC4_GRANTED, &a, &r, &in);
-	if (rc == 0 &&
-	    (!xdr_get_opaque_ref(&in, &cookie, &cookielen, NLM_MAXNETOBJ) ||
-	     !xdr_get_u32(&in, &stat)))
-		rc = -EPROTO;
-	rpc_record_free(&r);
+	rc = call_host(s, cb, &g->peer, g->peer_len, NLM_PROG, NLM4_VERS,
+	               NLMPROC4_GRANTED, &a, get_nlm4_res, &stat);
 	xdr_out_free(&a);
-	close(fd);
 	return rc < 0 ? rc : (int)stat;
+}
+
+/* The answer to an X_MSG call, as a call of X_RES (its results are
+ * void). 0 or -errno. */
+static int call_result(struct snfsd *s, struct nlm_cb *cb,
+                       const struct nlm_grant *g)
+{
+	struct xdr_out a;
+	int rc;
+
+	if (xdr_out_init(&a, g->bodylen + 16, g->bodylen + 16) < 0)
+		return -ENOMEM;
+	memcpy(xdr_put_reserve(&a, g->bodylen), g->body, g->bodylen);
+	rc = call_host(s, cb, &g->peer, g->peer_len, NLM_PROG, NLM4_VERS,
+	               g->proc, &a, NULL, NULL);
+	xdr_out_free(&a);
+	return rc;
+}
+
+static void answer(struct snfsd *s, struct nlm_cb *cb,
+                   const struct nlm_grant *g)
+{
+	int rc = call_result(s, cb, g);
+	char who[80];
+
+	if (rc && rc != -ELOOP)
+		log_info("nlm: cannot send %s its answer (procedure %u): %s",
+		         rpc_host_str((const struct sockaddr *)&g->peer, who,
+		                      sizeof(who)),
+		         g->proc, strerror(-rc));
 }
 
 /* SM_NOTIFY (stat_chge: our name, our new state) to the status monitor
@@ -131,25 +186,16 @@ static int call_granted(struct snfsd *s, struct nlm_cb *cb,
 static int call_notify(struct snfsd *s, struct nlm_cb *cb,
                        const struct nlm_grant *g)
 {
-	struct rpc_record_reader r;
 	struct xdr_out a;
-	struct xdr_in in;
-	int fd, rc;
+	int rc;
 
-	fd = connect_service(s, &g->peer, g->peer_len, NSM_PROG, NSM_VERS);
-	if (fd < 0)
-		return fd;
-	if (xdr_out_init(&a, 64, 2048) < 0) {
-		close(fd);
+	if (xdr_out_init(&a, 64, 2048) < 0)
 		return -ENOMEM;
-	}
 	xdr_put_string(&a, g->host);
 	xdr_put_i32(&a, g->state);
-	rc = rpc_callout_call(fd, ++cb->xid, NSM_PROG, NSM_VERS, SM_NOTIFY, &a,
-	                      &r, &in);
-	rpc_record_free(&r);
+	rc = call_host(s, cb, &g->peer, g->peer_len, NSM_PROG, NSM_VERS,
+	               SM_NOTIFY, &a, NULL, NULL);
 	xdr_out_free(&a);
-	close(fd);
 	return rc;
 }
 
@@ -175,6 +221,18 @@ static void notify(struct snfsd *s, struct nlm_cb *cb,
 	}
 }
 
+/* sm_stat_res: res_stat, state; STAT_SUCC or not. */
+static bool get_sm_stat_res(struct xdr_in *in, void *ok)
+{
+	uint32_t res;
+	int32_t state;
+
+	if (!xdr_get_u32(in, &res) || !xdr_get_i32(in, &state))
+		return false;
+	*(bool *)ok = res == NSM_STAT_SUCC;
+	return true;
+}
+
 /* mon: mon_id (mon_name, my_id (my_name, my_prog, my_vers, my_proc)),
  * priv[16]. rpc.statd accepts it only from a loopback address and only
  * for a call back to NLM procedure 16 (or 24); it answers sm_stat_res
@@ -182,41 +240,26 @@ static void notify(struct snfsd *s, struct nlm_cb *cb,
 static int call_mon(struct snfsd *s, struct nlm_cb *cb, const char *mon_name)
 {
 	static const uint8_t priv[NSM_PRIV_SIZE] = "snfsd nlm v4";
-	struct sockaddr_in lo = {.sin_family = AF_INET,
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_storage to;
-	struct rpc_record_reader r;
+	struct sockaddr_storage lo;
 	struct xdr_out a;
-	struct xdr_in in;
-	uint32_t res;
-	int32_t state;
-	int fd, rc;
+	bool ok = false;
+	int rc;
 
-	memset(&to, 0, sizeof(to));
-	memcpy(&to, &lo, sizeof(lo));
-	fd = connect_service(s, &to, sizeof(lo), NSM_PROG, NSM_VERS);
-	if (fd < 0)
-		return fd;
-	if (xdr_out_init(&a, 128, 2048) < 0) {
-		close(fd);
+	memset(&lo, 0, sizeof(lo));
+	lo.ss_family = AF_INET;
+	((struct sockaddr_in *)&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (xdr_out_init(&a, 128, 2048) < 0)
 		return -ENOMEM;
-	}
 	xdr_put_string(&a, mon_name);
 	xdr_put_string(&a, "127.0.0.1");
 	xdr_put_u32(&a, NLM_PROG);
 	xdr_put_u32(&a, NLM4_VERS);
 	xdr_put_u32(&a, MON_STATUS_PROC);
 	xdr_put_fixed(&a, priv, sizeof(priv));
-	rc = rpc_callout_call(fd, ++cb->xid, NSM_PROG, NSM_VERS, SM_MON, &a, &r,
-	                      &in);
-	if (rc == 0 && (!xdr_get_u32(&in, &res) || !xdr_get_i32(&in, &state)))
-		rc = -EPROTO;
-	if (rc == 0 && res != NSM_STAT_SUCC)
-		rc = -EPERM;
-	rpc_record_free(&r);
+	rc = call_host(s, cb, &lo, sizeof(struct sockaddr_in), NSM_PROG,
+	               NSM_VERS, SM_MON, &a, get_sm_stat_res, &ok);
 	xdr_out_free(&a);
-	close(fd);
-	return rc;
+	return rc ? rc : ok ? 0 : -EPERM;
 }
 
 static unsigned mon_bucket(const char *addr)
@@ -318,9 +361,11 @@ static void *cb_main(void *arg)
 			notify(s, cb, g);
 		else if (g->kind == NLM_JOB_MONITOR)
 			monitor(s, cb, g);
+		else if (g->kind == NLM_JOB_RES)
+			answer(s, cb, g);
 		else
 			deliver(s, cb, g);
-		free(g);
+		job_free(g);
 		pthread_mutex_lock(&cb->lock);
 	}
 	pthread_mutex_unlock(&cb->lock);
@@ -379,7 +424,26 @@ void nlm_cb_queue(struct snfsd *s, struct nlm_grant *g)
 		pthread_mutex_unlock(&cb->lock);
 	}
 	if (!queued)
-		free(g); /* the client finds the lock when it asks again */
+		job_free(g); /* a client finds a lock when it asks again */
+}
+
+void nlm_cb_result(struct snfsd *s, const struct sockaddr_storage *peer,
+                   socklen_t peer_len, uint32_t proc, const uint8_t *body,
+                   size_t len)
+{
+	struct nlm_grant *g = calloc(1, sizeof(*g));
+
+	if (!g || !(g->body = malloc(len ? len : 1))) {
+		free(g);
+		return; /* the client asks again when no answer comes */
+	}
+	g->kind = NLM_JOB_RES;
+	g->proc = proc;
+	g->peer = *peer;
+	g->peer_len = peer_len;
+	memcpy(g->body, body, len);
+	g->bodylen = len;
+	nlm_cb_queue(s, g);
 }
 
 /* A host not yet asked for, or whose last SM_MON failed long enough ago:
@@ -458,7 +522,7 @@ void nlm_cb_shutdown(struct snfsd *s)
 	while (cb->head) {
 		struct nlm_grant *g = cb->head;
 		cb->head = g->next;
-		free(g);
+		job_free(g);
 	}
 	for (unsigned b = 0; b < MON_BUCKETS; b++)
 		while (cb->mon[b]) {

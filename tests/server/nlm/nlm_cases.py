@@ -14,8 +14,9 @@ portmapper on 127.0.0.1:111 (which snfsd asks for the client's lock
 manager, the client being on 127.0.0.1) and a lock manager answering
 GRANTED, to check that a blocked lock is granted when the bytes come free
 and the client called back, that CANCEL and a refused call back release
-it, and that a client that cannot be called back gets the lock when it
-asks again. The --restart-* steps check a restart: before it a client
+it, that a client that cannot be called back gets the lock when it
+asks again, and that the _MSG forms (macOS's) are answered by _RES
+calls to that lock manager. The --restart-* steps check a restart: before it a client
 takes a lock; during it this script's portmapper and status monitor
 (--restart-peer, in the background) receive snfsd's SM_NOTIFY; after it
 (run with a short lease) only reclaims are granted until the grace
@@ -40,7 +41,9 @@ import nfsrpc as N  # noqa: E402
 
 NLM_PROG, NLM_VERS = 100021, 4
 TEST, LOCK, CANCEL, UNLOCK, GRANTED = 1, 2, 3, 4, 5
-LOCK_MSG, SHARE, NM_LOCK, FREE_ALL = 7, 20, 22, 23
+TEST_MSG, LOCK_MSG, CANCEL_MSG, UNLOCK_MSG, GRANTED_MSG = 6, 7, 8, 9, 10
+TEST_RES, LOCK_RES, CANCEL_RES, UNLOCK_RES, GRANTED_RES = 11, 12, 13, 14, 15
+SHARE, NM_LOCK, FREE_ALL = 20, 22, 23
 (GRANTED_S, DENIED, DENIED_NOLOCKS, BLOCKED, DENIED_GRACE, DEADLCK, ROFS,
  STALE_FH, FBIG, FAILED) = range(10)
 TO_END = 0  # l_len 0: to the end of the file and beyond
@@ -257,7 +260,7 @@ def basics(port, rw, ro):
     chk("oh over 1024 bytes: GARBAGE_ARGS",
         n.raw(UNLOCK, N.Packer().opaque(b"").string("h").opaque(fh).opaque(b"o" * 1025)
               .i32(1).u64(0).u64(1).bytes()) == N.GARBAGE_ARGS)
-    chk("LOCK_MSG (asynchronous): PROC_UNAVAIL", n.raw(LOCK_MSG, b"") == N.PROC_UNAVAIL)
+    chk("LOCK_MSG with no arguments: GARBAGE_ARGS", n.raw(LOCK_MSG, b"") == N.GARBAGE_ARGS)
     chk("SHARE: PROC_UNAVAIL", n.raw(SHARE, b"") == N.PROC_UNAVAIL)
     chk("a procedure past the table: PROC_UNAVAIL", n.raw(99, b"") == N.PROC_UNAVAIL)
     chk("the server still answers after all that", n.test(a, fh, 0, 1)[0] == GRANTED_S)
@@ -283,6 +286,7 @@ class Peer:
 
     def __init__(self):
         self.granted = []
+        self.res = []
         self.answer = GRANTED_S
         self.nlm_registered = True
         self.log = None
@@ -347,7 +351,25 @@ class Peer:
                 self.granted.append(g)
                 self.cond.notify_all()
             return reply(xid, N.Packer().opaque(cookie).u32(self.answer).bytes())
+        if prog == NLM_PROG and TEST_RES <= proc <= UNLOCK_RES:
+            r = (proc, u.opaque(1024), u.u32())
+            if proc == TEST_RES and r[2] == DENIED:
+                r += ((u.bool(), u.i32(), u.opaque(1024), u.u64(), u.u64()),)
+            with self.cond:
+                self.res.append(r)
+                self.cond.notify_all()
         return reply(xid, b"")
+
+    def wait_res(self, cookie, timeout=10.0):
+        """The _RES call answering the message sent with cookie."""
+        end = time.time() + timeout
+        with self.cond:
+            while time.time() < end:
+                for r in self.res:
+                    if r[1] == cookie:
+                        return r
+                self.cond.wait(0.2)
+        return None
 
     def wait_granted(self, n, timeout=10.0):
         end = time.time() + timeout
@@ -502,8 +524,69 @@ def callbacks(port, rw):
         chk("CANCEL of a request granted but not heard of: GRANTED",
             n.cancel(b, fh, 0, 10) == GRANTED_S)
         chk("... and its lock released", n.test(c, fh, 0, 10)[0] == GRANTED_S)
+        messages(port, fh, n, peer)
     finally:
         peer.close()
+
+
+def messages(port, fh, n, peer):
+    """The _MSG forms, as macOS's rpc.lockd sends them (over UDP, no
+    answer awaited): each answered by a _RES call to the caller's lock
+    manager (found through the portmapper this script plays)."""
+    chk = N.check
+    a, d = Owner("hostA", 1), Owner("hostD", 4)
+    m = N.Client("127.0.0.1", port, proto="udp")
+    peer.nlm_registered = True
+
+    def msg(proc, who, off, ln, cookie, excl=True, block=False):
+        p = N.Packer().opaque(cookie)
+        if proc in (LOCK_MSG, CANCEL_MSG):
+            p.bool(block)
+        if proc != UNLOCK_MSG:
+            p.bool(excl)
+        lock_obj(p, who, fh, off, ln)
+        if proc == LOCK_MSG:
+            p.bool(False).i32(1)
+        m.call(NLM_PROG, NLM_VERS, proc, p.bytes()).done()  # void reply
+        return peer.wait_res(cookie)
+
+    r = msg(TEST_MSG, d, 200, 10, b"m-test-1")
+    chk("TEST_MSG of free bytes: TEST_RES GRANTED", r == (TEST_RES, b"m-test-1", GRANTED_S), r)
+    r = msg(LOCK_MSG, d, 200, 10, b"m-lock-1")
+    chk("LOCK_MSG: LOCK_RES GRANTED", r == (LOCK_RES, b"m-lock-1", GRANTED_S), r)
+    chk("... and the lock is held", n.test(a, fh, 200, 10)[0] == DENIED)
+    r = msg(TEST_MSG, a, 205, 1, b"m-test-2")
+    chk("TEST_MSG over it: TEST_RES DENIED naming the holder",
+        r == (TEST_RES, b"m-test-2", DENIED, (True, d.svid, d.oh, 200, 10)), r)
+    r = msg(LOCK_MSG, a, 200, 10, b"m-lock-2", block=True)
+    chk("blocking LOCK_MSG over it: LOCK_RES BLOCKED", r == (LOCK_RES, b"m-lock-2", BLOCKED), r)
+    before = len(peer.granted)
+    r = msg(UNLOCK_MSG, d, 200, 10, b"m-unlock-1")
+    chk("UNLOCK_MSG: UNLOCK_RES GRANTED", r == (UNLOCK_RES, b"m-unlock-1", GRANTED_S), r)
+    chk("... and the waiter is called back (GRANTED)", peer.wait_granted(before + 1))
+    r = msg(LOCK_MSG, d, 200, 10, b"m-lock-3", block=True)
+    chk("LOCK_MSG behind the new holder: BLOCKED", r == (LOCK_RES, b"m-lock-3", BLOCKED), r)
+    r = msg(CANCEL_MSG, d, 200, 10, b"m-cancel-1")
+    chk("CANCEL_MSG: CANCEL_RES GRANTED", r == (CANCEL_RES, b"m-cancel-1", GRANTED_S), r)
+    n.unlock(a, fh, 200, 10)
+    chk("... and nothing is granted to the cancelled request",
+        not peer.wait_granted(before + 2, 1.0) and n.test(a, fh, 200, 10)[0] == GRANTED_S)
+    bad = N.Packer().opaque(b"m-bad").bool(False).bool(True).string("hostD").bytes()
+    try:
+        m.call(NLM_PROG, NLM_VERS, LOCK_MSG, bad)
+        st = N.SUCCESS
+    except N.RpcError as e:
+        st = e.stat
+    chk("a LOCK_MSG cut short: GARBAGE_ARGS", st == N.GARBAGE_ARGS, st)
+    chk("... and no answer is sent", peer.wait_res(b"m-bad", 1.0) is None)
+    for proc in (GRANTED_MSG, TEST_RES, LOCK_RES, CANCEL_RES, UNLOCK_RES, GRANTED_RES):
+        try:
+            m.call(NLM_PROG, NLM_VERS, proc, N.Packer().opaque(b"x").u32(0).bytes()).done()
+            st = N.SUCCESS
+        except N.RpcError as e:
+            st = e.stat
+        chk("procedure %d (a client's to receive) is taken and dropped" % proc, st == N.SUCCESS, st)
+    m.close()
 
 
 def restart_before(port, rw):

@@ -2,11 +2,16 @@
 # NLM v4 (NFSv3 byte-range locks) from raw RPC against the ASan snfsd:
 # TEST/LOCK/CANCEL/UNLOCK/FREE_ALL semantics between owners, POSIX splits
 # within one, read sharing, bad handles and arguments (nlm_cases.py);
-# then, when port 111 is free, the client's side of NLM_GRANTED call
-# backs, played by the script itself (a portmapper on 111 and a lock
-# manager). The Linux kernel client's locks, v3 and v4 together, are in
+# then the client's side of NLM_GRANTED call backs and of the _MSG/_RES
+# messages, played by the script itself (a portmapper on 111 and a lock
+# manager). As root it runs in a network namespace of its own, so port
+# 111 is always free (and other suites' untouched). The Linux kernel
+# client's locks, v3 and v4 together, are in
 # tests/interop/t_kernel_locks.sh.
 set -u
+if [ "$(id -u)" = 0 ] && [ -z "${T_NLM_NETNS:-}" ] && command -v unshare >/dev/null; then
+	exec unshare -n env T_NLM_NETNS=1 bash -c 'ip link set lo up && exec bash "$0"' "$0"
+fi
 . "$(dirname "$0")/../../lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
