@@ -157,11 +157,16 @@ static int call_result(struct snfsd *s, struct nlm_cb *cb,
                        const struct nlm_grant *g)
 {
 	struct xdr_out a;
+	uint8_t *p;
 	int rc;
 
 	if (xdr_out_init(&a, g->bodylen + 16, g->bodylen + 16) < 0)
 		return -ENOMEM;
-	memcpy(xdr_put_reserve(&a, g->bodylen), g->body, g->bodylen);
+	if (!(p = xdr_put_reserve(&a, g->bodylen))) {
+		xdr_out_free(&a);
+		return -ENOMEM;
+	}
+	memcpy(p, g->body, g->bodylen);
 	rc = call_host(s, cb, &g->peer, g->peer_len, NLM_PROG, NLM4_VERS,
 	               g->proc, &a, NULL, NULL);
 	xdr_out_free(&a);

@@ -10,7 +10,8 @@
 # tests/interop/t_kernel_locks.sh.
 set -u
 if [ "$(id -u)" = 0 ] && [ -z "${T_NLM_NETNS:-}" ] && command -v unshare >/dev/null; then
-	exec unshare -n env T_NLM_NETNS=1 bash -c 'ip link set lo up && exec bash "$0"' "$0"
+	exec unshare -n env T_NLM_NETNS=1 bash -c \
+		'ip link set lo up || echo "not ok - loopback up in the network namespace"; exec bash "$0"' "$0"
 fi
 . "$(dirname "$0")/../../lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
