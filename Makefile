@@ -148,7 +148,7 @@ FUZZ_WORK ?= build/fuzz-work
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -Wall -Wextra -g -O1 -Isrc -Iinclude -Itests/fuzz -pthread \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args fuzz_nfs4_compound fuzz_client_replies fuzz_clientrec
+FUZZ_TARGETS := fuzz_record fuzz_rpc fuzz_nfs3_args fuzz_nfs4_compound fuzz_client_replies fuzz_clientrec fuzz_cb_reply
 FZ := build/fuzz
 FUZZ_BINS := $(addprefix $(FZ)/,$(FUZZ_TARGETS))
 
@@ -160,6 +160,8 @@ $(FZ)/libsnfsd.a: $(patsubst %.c,$(FZ)/%.o,$(LIB_SRCS))
 $(FZ)/fuzz_record: $(FZ)/tests/fuzz/fuzz_record.o $(FZ)/libsnfsd.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(FZ)/fuzz_clientrec: $(FZ)/tests/fuzz/fuzz_clientrec.o $(FZ)/libsnfsd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FZ)/fuzz_cb_reply: $(FZ)/tests/fuzz/fuzz_cb_reply.o $(FZ)/libsnfsd.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 # libsnfs, instrumented the same way, for the client reply decoders.
 $(FZ)/libsnfs.a: $(patsubst %.c,$(FZ)/%.o,$(CLIENT_SRCS))

@@ -158,6 +158,26 @@ int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec, size_t len,
                        enum rpc_transport t, struct rpc_conn *conn,
                        struct xdr_out *reply);
 
+/* ---- calls from us on a client's own connection ----
+ * NFSv4.1 calls its clients back over the connection they bound to a
+ * session (RFC 8881 2.10.3.1): no connection of our own, which a client
+ * behind NAT or a firewall could not accept anyway. Its answers arrive as
+ * REPLY records among the calls; the service hands each to its reply
+ * function (on a worker thread), with the whole record. */
+typedef void (*rpc_reply_fn)(void *ctx, struct rpc_conn *conn, uint32_t xid,
+                             const uint8_t *rec, size_t len);
+void rpc_service_on_reply(struct rpc_service *svc, rpc_reply_fn fn, void *ctx);
+/* Keep c (its memory, not the socket) past its close. */
+void rpc_conn_hold(struct rpc_conn *c);
+void rpc_conn_release(struct rpc_conn *c);
+/* Whether c's socket is still open. */
+bool rpc_conn_is_open(struct rpc_conn *c);
+/* Send one RPC message (without a record mark; a multiple of 4 bytes) on
+ * c, behind any replies queued there. 0, -EPIPE when c is closed, or
+ * -ENOMEM. Never waits for the socket: what it does not take now waits
+ * in c's queue for the event loop. */
+int rpc_conn_send(struct rpc_conn *c, const uint8_t *msg, size_t len);
+
 /* ---- TCP record marking (RFC 5531 section 11) ---- */
 
 #define RPC_LAST_FRAG 0x80000000u

@@ -28,6 +28,8 @@ struct rpc_service {
 	int nprogs, cap;
 	struct pmap_local pmap;
 	struct rpc_stats *stats; /* per-procedure counters (stats.h) */
+	rpc_reply_fn on_reply;   /* replies arriving on served connections */
+	void *reply_ctx;
 };
 
 /* Send as much of x's stream (buffer and file parts) from stream offset

@@ -387,6 +387,50 @@ static void conn_finish_call(struct rpc_conn *c, struct xdr_out *reply)
 		xdr_out_free(reply);
 }
 
+/* See rpc.h. Like a reply, the call goes behind queued ones. */
+int rpc_conn_send(struct rpc_conn *c, const uint8_t *msg, size_t len)
+{
+	struct xdr_out x;
+	int rc = 0;
+
+	if (len % 4 || len > RPC_DEFAULT_MAX_RECORD)
+		return -EINVAL;
+	if (xdr_out_init(&x, len + 4, len + 4) != 0)
+		return -ENOMEM;
+	xdr_put_u32(&x, RPC_LAST_FRAG | (uint32_t)len);
+	xdr_put_fixed(&x, msg, len);
+	pthread_mutex_lock(&c->lock);
+	if (c->closed)
+		rc = -EPIPE;
+	else if (!c->sending && !c->out_head)
+		conn_send_locked(c, &x, 0);
+	else if (!conn_queue_locked(c, &x, 0))
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&c->lock);
+	xdr_out_free(&x);
+	return rc;
+}
+
+void rpc_conn_hold(struct rpc_conn *c)
+{
+	conn_ref(c);
+}
+
+void rpc_conn_release(struct rpc_conn *c)
+{
+	conn_unref(c);
+}
+
+bool rpc_conn_is_open(struct rpc_conn *c)
+{
+	bool open;
+
+	pthread_mutex_lock(&c->lock);
+	open = !c->closed;
+	pthread_mutex_unlock(&c->lock);
+	return open;
+}
+
 /* Whether this thread runs a lone call with the loop watched
  * (loop_dispatch), and which arming of the watch is its own: once the
  * loop was released, another thread may have armed it anew. */

@@ -35,6 +35,12 @@ struct rpc_service *rpc_service_new(void *ctx)
 	return svc;
 }
 
+void rpc_service_on_reply(struct rpc_service *svc, rpc_reply_fn fn, void *ctx)
+{
+	svc->on_reply = fn;
+	svc->reply_ctx = ctx;
+}
+
 /* Free the registry (the programs themselves are static tables). */
 void rpc_service_free(struct rpc_service *svc)
 {
@@ -383,6 +389,12 @@ int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec, size_t len,
 		call.peer_len =
 		    peer_len < sizeof(call.peer) ? peer_len : sizeof(call.peer);
 		memcpy(&call.peer, peer, call.peer_len);
+	}
+	xdr_in_init(&in, rec, len);
+	if (xdr_get_u32(&in, &call.xid) && xdr_get_u32(&in, &mtype) &&
+	    mtype == RPC_MSG_REPLY && conn && svc->on_reply) {
+		svc->on_reply(svc->reply_ctx, conn, call.xid, rec, len);
+		return RPC_REPLY_DROP;
 	}
 	xdr_in_init(&in, rec, len);
 	if (!xdr_get_u32(&in, &call.xid) || !xdr_get_u32(&in, &mtype) ||

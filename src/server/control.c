@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "rpc/stats.h"
+#include "server/nfs4/nfs4.h"
 #include "server/snfsd.h"
 #include "server/state.h"
 #include "util/log.h"
@@ -91,6 +92,33 @@ static void write_process_metrics(const struct snfsd *s, FILE *f)
 	        (double)s->boot_time_ns / 1e9);
 }
 
+/* NFSv4.1 calls back (callback.c): none until a client used NFSv4. */
+static void write_callbacks(const struct snfsd *s, FILE *f, bool table)
+{
+	struct nfs4_server *st = __atomic_load_n(&s->nfs4, __ATOMIC_ACQUIRE);
+	uint64_t sent = 0, ok = 0, failed = 0;
+
+	if (st)
+		nfs4_cb_stats(st, &sent, &ok, &failed);
+	if (table) {
+		fprintf(f,
+		        "\nNFSv4.1 calls back: %llu sent, %llu answered OK, "
+		        "%llu failed\n",
+		        (unsigned long long)sent, (unsigned long long)ok,
+		        (unsigned long long)failed);
+		return;
+	}
+	fprintf(f,
+	        "# HELP snfsd_nfs4_callbacks_total NFSv4.1 calls back "
+	        "(CB_COMPOUND) by outcome.\n"
+	        "# TYPE snfsd_nfs4_callbacks_total counter\n"
+	        "snfsd_nfs4_callbacks_total{result=\"sent\"} %llu\n"
+	        "snfsd_nfs4_callbacks_total{result=\"ok\"} %llu\n"
+	        "snfsd_nfs4_callbacks_total{result=\"failed\"} %llu\n",
+	        (unsigned long long)sent, (unsigned long long)ok,
+	        (unsigned long long)failed);
+}
+
 int control_render(const struct snfsd *s, const char *cmd, FILE *f)
 {
 	struct rpc_stats_row *rows;
@@ -109,6 +137,7 @@ int control_render(const struct snfsd *s, const char *cmd, FILE *f)
 		rpc_stats_write_prometheus(f, rows, (size_t)n);
 		write_process_metrics(s, f);
 	}
+	write_callbacks(s, f, table);
 	free(rows);
 	return 0;
 }

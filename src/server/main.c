@@ -372,6 +372,7 @@ static int server_setup(struct snfsd *s)
 		fprintf(stderr, "snfsd: cannot register programs\n");
 		return 1;
 	}
+	rpc_service_on_reply(s->svc, nfs4_cb_on_reply, s);
 	s->rpc = rpc_server_new(s->svc, &rcfg);
 	if (!s->rpc) {
 		fprintf(stderr, "snfsd: cannot create the RPC server\n");

@@ -311,7 +311,8 @@ def s4_blocking():
     period), each on its own file:
       a: v3 waiter (other mount) behind a v3 holder
       b: v3 waiter behind a v4 holder (granted when the v4 lock goes)
-      c: v4 waiter behind a v3 holder (the v4 client polls)
+      c: v4 waiter behind a v3 holder (woken by CB_NOTIFY_LOCK: OPEN
+         said MAY_NOTIFY_LOCK, so the client waits for it, up to 30 s)
       d: v3 waiter on the holder's own mount
       k: v3 waiter killed while it waits: the server must not hand the
          lock to it afterwards (the client CANCELs)."""

@@ -159,6 +159,15 @@ for p in TEST LOCK UNLOCK CANCEL; do
 	check "snfsd counted NLM $p calls ($n)" test "${n:-0}" -gt 0 2>/dev/null
 done
 
+# The v4.2 waiter (blk-c) was woken by CB_NOTIFY_LOCK over the mount's
+# back channel: calls back went out and the guest's client answered
+# every one NFS4_OK.
+cb=$(sed -n 's/^NFSv4.1 calls back: \([0-9]*\) sent, \([0-9]*\) answered OK, \([0-9]*\) failed$/\1 \2 \3/p' "$T_DIR/stats")
+echo "# stats: NFSv4.1 calls back (sent, OK, failed): ${cb:-none}"
+read -r cb_sent cb_ok cb_failed <<<"${cb:-0 0 0}"
+check "snfsd sent NFSv4.1 calls back (CB_NOTIFY_LOCK) to the guest ($cb_sent)" test "$cb_sent" -gt 0
+check_eq "the guest answered every call back NFS4_OK" "$cb_sent 0" "$cb_ok $cb_failed"
+
 check "snfsd alive after the guest" snfsd_alive
 snfsd_stop TERM
 check_eq "snfsd exits 0 on SIGTERM" 0 $?

@@ -103,12 +103,52 @@ static int toy_fileread(struct rpc_call *call, struct xdr_out *res)
 	return RPC_SUCCESS;
 }
 
+/* CALLBACK: a call of our own to the client, on its connection, before
+ * the reply; the connection kept in cb_conn. Replies to it land in
+ * on_reply (cb_reply_xid, cb_reply_conn). */
+#define CB_XID 0xc0ffee01u
+static struct rpc_conn *cb_conn;
+static _Atomic uint32_t cb_reply_xid;
+static _Atomic(struct rpc_conn *) cb_reply_conn;
+
+static int toy_callback(struct rpc_call *call, struct xdr_out *res)
+{
+	const uint32_t msg[] = {htonl(CB_XID),
+	                        0,
+	                        htonl(2),
+	                        htonl(TOY + 1),
+	                        htonl(1),
+	                        0,
+	                        0,
+	                        0,
+	                        0,
+	                        0};
+	(void)res;
+	if (!call->conn)
+		return RPC_SYSTEM_ERR;
+	rpc_conn_hold(call->conn);
+	cb_conn = call->conn;
+	return rpc_conn_send(call->conn, (const uint8_t *)msg, sizeof(msg))
+	           ? RPC_SYSTEM_ERR
+	           : RPC_SUCCESS;
+}
+
+static void on_reply(void *ctx, struct rpc_conn *conn, uint32_t xid,
+                     const uint8_t *rec, size_t len)
+{
+	(void)ctx;
+	(void)rec;
+	(void)len;
+	atomic_store(&cb_reply_conn, conn);
+	atomic_store(&cb_reply_xid, xid);
+}
+
 static const struct rpc_proc toy_procs[] = {
-    {"NULL", toy_null},   {"ECHO", toy_echo}, {"SLEEP", toy_sleep},
-    {"BIG", toy_big},     {"NAP", toy_nap},   {"FILE", toy_fileread},
-    {"COUNT", toy_count},
+    {"NULL", toy_null},   {"ECHO", toy_echo},         {"SLEEP", toy_sleep},
+    {"BIG", toy_big},     {"NAP", toy_nap},           {"FILE", toy_fileread},
+    {"COUNT", toy_count}, {"CALLBACK", toy_callback},
 };
-static const struct rpc_version toy_versions[] = {{1, toy_procs, 7}};
+static const struct rpc_version toy_versions[] = {{1, toy_procs, 8}};
 static const struct rpc_program toy_prog = {.prog = TOY,
                                             .name = "toy",
                                             .versions = toy_versions,
@@ -135,6 +175,7 @@ static int server_start(struct tserver *ts, const struct rpc_server_config *cfg)
 	memset(ts, 0, sizeof(*ts));
 	ts->svc = rpc_service_new(NULL);
 	rpc_service_add(ts->svc, &toy_prog);
+	rpc_service_on_reply(ts->svc, on_reply, NULL);
 	ts->srv = rpc_server_new(ts->svc, cfg);
 	if (!ts->srv ||
 	    rpc_server_listen(ts->srv, "127.0.0.1", 0, SOCK_STREAM) ||
@@ -785,6 +826,52 @@ static void test_disconnect_during_call(struct tserver *ts)
 	close(fd);
 }
 
+/* Calls from the server on a client's connection (the NFSv4.1 back
+ * channel): the call arrives among the replies, the client's REPLY goes
+ * to the service's reply function, and a closed connection refuses
+ * further sends. */
+static void test_calls_to_client(struct tserver *ts)
+{
+	const uint32_t reply[] = {
+	    htonl(RPC_LAST_FRAG | 24), htonl(CB_XID), htonl(1), 0, 0, 0, 0};
+	uint8_t *b;
+	bool got_call = false, got_reply = false;
+	int fd = tcp_connect(ts->tcp_port);
+
+	send_call(fd, 77, 7, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		long n = read_reply(fd, &b);
+		if (n >= 8 && xdr_be32(b) == CB_XID && xdr_be32(b + 4) == 0)
+			got_call = true;
+		if (n >= 8 && xdr_be32(b) == 77 && xdr_be32(b + 4) == 1)
+			got_reply = true;
+		free(b);
+	}
+	CHECK(got_call && got_reply,
+	      "a call sent on the client's connection arrives, and the "
+	      "reply to its own call");
+	write_all(fd, (const uint8_t *)reply, sizeof(reply));
+	for (int i = 0; i < 200 && atomic_load(&cb_reply_xid) != CB_XID; i++)
+		usleep(10 * 1000);
+	CHECK(atomic_load(&cb_reply_xid) == CB_XID &&
+	          atomic_load(&cb_reply_conn) == cb_conn,
+	      "the client's REPLY reaches the reply function, with its "
+	      "connection");
+	send_call(fd, 78, 0, NULL, 0);
+	CHECK(reply_xid(fd, NULL) == 78, "calls go on after it");
+	CHECK(cb_conn && rpc_conn_is_open(cb_conn), "the connection is open");
+	close(fd);
+	for (int i = 0; i < 200 && cb_conn && rpc_conn_is_open(cb_conn); i++)
+		usleep(10 * 1000);
+	CHECK(cb_conn && !rpc_conn_is_open(cb_conn) &&
+	          rpc_conn_send(cb_conn, (const uint8_t *)reply + 4, 24) ==
+	              -EPIPE,
+	      "closed by the client: not open, a send says EPIPE");
+	if (cb_conn)
+		rpc_conn_release(cb_conn);
+	cb_conn = NULL;
+}
+
 static void test_bad_streams(struct tserver *ts)
 {
 	const uint8_t huge[4] = {0x80, 0x20, 0, 0}; /* 2 MiB record */
@@ -897,6 +984,7 @@ int main(void)
 	test_bad_streams(&ts);
 	test_many_connections(&ts);
 	test_disconnect_during_call(&ts);
+	test_calls_to_client(&ts);
 	/* Rounds, since a pause could end unseen in a window of microseconds
 	 * (regression: a stash left unfed, the burst never fully answered;
 	 * about one run in fifteen failed with a single round) */

@@ -21,7 +21,11 @@ enum {
 	CLAIM_DELEG_CUR_FH = 5,
 	CLAIM_DELEG_PREV_FH = 6,
 };
-enum { OPEN4_RESULT_CONFIRM = 2, OPEN4_RESULT_LOCKTYPE_POSIX = 4 };
+enum {
+	OPEN4_RESULT_CONFIRM = 2,
+	OPEN4_RESULT_LOCKTYPE_POSIX = 4,
+	OPEN4_RESULT_MAY_NOTIFY_LOCK = 0x20
+};
 
 struct open_req {
 	struct nfs4_open_args a;
@@ -290,7 +294,10 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 	nfs4_put_stateid(c->res, &sid);
 	nfs4_put_cinfo(c->res, false, before, after);
 	xdr_put_u32(c->res, OPEN4_RESULT_LOCKTYPE_POSIX |
-	                        (confirm ? OPEN4_RESULT_CONFIRM : 0));
+	                        (confirm ? OPEN4_RESULT_CONFIRM : 0) |
+	                        (nfs4_cb_may_notify_lock(c)
+	                             ? OPEN4_RESULT_MAY_NOTIFY_LOCK
+	                             : 0));
 	nfs4_put_bitmap(c->res, o.set);
 	xdr_put_u32(c->res, 0); /* OPEN_DELEGATE_NONE */
 	return NFS4_OK;

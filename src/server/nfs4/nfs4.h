@@ -239,6 +239,20 @@ enum { STID_ANY = 0, STID_READ = 1, STID_WRITE = 2 };
 struct nfs4_server *nfs4_server_get(struct snfsd *s);
 void nfs4_server_free(struct nfs4_server *st);
 uint32_t nfs4_lease_time(const struct nfs4_server *st);
+/* An RPC reply that arrived on conn: a client's answer to a call back
+ * (callback.c). */
+void nfs4_cb_reply(struct nfs4_server *st, struct rpc_conn *conn, uint32_t xid,
+                   const uint8_t *rec, size_t len);
+/* The same as the service's reply function (rpc_service_on_reply), its
+ * context the struct snfsd. */
+void nfs4_cb_on_reply(void *ctx, struct rpc_conn *conn, uint32_t xid,
+                      const uint8_t *rec, size_t len);
+/* OPEN4_RESULT_MAY_NOTIFY_LOCK: the COMPOUND's session can be called
+ * back, so a refused blocking LOCK hears when to try again. */
+bool nfs4_cb_may_notify_lock(struct nfs4_compound *c);
+/* Calls back sent, answered NFS4_OK, and failed (error, no answer). */
+void nfs4_cb_stats(struct nfs4_server *st, uint64_t *sent, uint64_t *ok,
+                   uint64_t *failed);
 /* Drop the state of clients whose lease ran out (called per COMPOUND). */
 void nfs4_state_sweep(struct nfs4_server *st);
 /* Check a stateid for I/O on the current file (READ/WRITE/SETATTR size,
@@ -267,6 +281,7 @@ uint32_t nfs4_op_destroy_session(struct nfs4_compound *c);
 uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c);
 uint32_t nfs4_op_sequence(struct nfs4_compound *c);
 uint32_t nfs4_op_bind_conn_to_session(struct nfs4_compound *c);
+uint32_t nfs4_op_backchannel_ctl(struct nfs4_compound *c);
 uint32_t nfs4_op_reclaim_complete(struct nfs4_compound *c);
 uint32_t nfs4_op_test_stateid(struct nfs4_compound *c);
 uint32_t nfs4_op_free_stateid(struct nfs4_compound *c);

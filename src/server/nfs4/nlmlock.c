@@ -412,6 +412,7 @@ void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f)
 		}
 		pp = &w->next;
 	}
+	nfs4_cb_lock_wake(st, f); /* and the NFSv4.1 waiters */
 }
 
 /* The same host address (ports aside; IPv4 and its IPv6-mapped form

@@ -247,6 +247,7 @@ struct nfs4_server *nfs4_server_get(struct snfsd *s)
 
 static void session_free(struct nfs4_session *ses)
 {
+	nfs4_cb_unbind(ses);
 	for (uint32_t i = 0; i < ses->nslots; i++)
 		free(ses->slots[i].reply);
 	free(ses);
@@ -656,39 +657,6 @@ static void put_chan(struct xdr_out *x, const struct chan_attrs *a)
 	xdr_put_u32(x, 0); /* no RDMA */
 }
 
-static bool skip_cb_sec(struct xdr_in *x)
-{
-	uint32_t n, flavor, v, len;
-	const uint8_t *p;
-
-	if (!xdr_get_u32(x, &n) || n > 16)
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		if (!xdr_get_u32(x, &flavor))
-			return false;
-		if (flavor == RPC_AUTH_NONE)
-			continue;
-		if (flavor == RPC_AUTH_SYS) {
-			if (!xdr_get_u32(x, &v) ||
-			    !xdr_get_opaque_ref(x, &p, &len, 255) ||
-			    !xdr_get_u32(x, &v) || !xdr_get_u32(x, &v) ||
-			    !xdr_get_u32(x, &len) || len > 16)
-				return false;
-			for (uint32_t g = 0; g < len; g++)
-				if (!xdr_get_u32(x, &v))
-					return false;
-		} else if (flavor == RPC_RPCSEC_GSS) {
-			if (!xdr_get_u32(x, &v) ||
-			    !xdr_get_opaque_ref(x, &p, &len, 0xffff) ||
-			    !xdr_get_opaque_ref(x, &p, &len, 0xffff))
-				return false;
-		} else {
-			return false;
-		}
-	}
-	return true;
-}
-
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
@@ -739,14 +707,16 @@ uint32_t nfs4_op_create_session(struct nfs4_compound *c)
 	uint64_t id;
 	uint32_t seq, flags, cbprog, st = NFS4_OK;
 	struct chan_attrs fore, back;
+	struct nfs4_cb_sec sec;
 	struct nfs4_client *cl;
 	struct nfs4_session *ses;
+	struct rpc_conn *conn = c->call ? c->call->conn : NULL;
 	size_t pos = c->res->len;
 
 	if (!xdr_get_u64(c->args, &id) || !xdr_get_u32(c->args, &seq) ||
 	    !xdr_get_u32(c->args, &flags) || !get_chan(c->args, &fore) ||
 	    !get_chan(c->args, &back) || !xdr_get_u32(c->args, &cbprog) ||
-	    !skip_cb_sec(c->args))
+	    !nfs4_cb_sec_parse(c->args, &sec))
 		return NFS4ERR_BADXDR;
 	pthread_mutex_lock(&c->st->lock);
 	cl = nfs4_client_find(c->st, id, false);
@@ -777,11 +747,20 @@ uint32_t nfs4_op_create_session(struct nfs4_compound *c)
 	}
 	cl->cs_seq++;
 	cl->renewed = nfs4_now();
+	ses->cb.prog = cbprog;
+	ses->cb.minor = c->minor; /* Linux matches it to its mount's */
+	ses->cb.sec = sec;
+	/* The back channel on this connection when the client asks for it
+	 * and offers a flavor we can call with (RFC 8881 18.36.3); no
+	 * persistence (a restart loses every session anyway). */
+	if ((flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) && conn &&
+	    back.maxreqs > 0 && sec.flavor != NFS4_CB_SEC_UNUSABLE)
+		nfs4_cb_bind(c->st, ses, conn);
+	else
+		flags &= ~CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
 	xdr_put_fixed(c->res, ses->id, NFS4_SESSIONID_SIZE);
 	xdr_put_u32(c->res, seq);
-	/* No persistence, no back channel: no callbacks, so never a
-	 * delegation (RFC 8881 18.36.3, CONN_BACK_CHAN not set). */
-	xdr_put_u32(c->res, 0);
+	xdr_put_u32(c->res, flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
 	put_chan(c->res, &fore);
 	back.nird = 0;
 	put_chan(c->res, &back);
@@ -863,34 +842,76 @@ uint32_t nfs4_op_destroy_clientid(struct nfs4_compound *c)
 	return st;
 }
 
-enum { CDFC4_FORE = 1, CDFC4_FORE_OR_BOTH = 3, CDFS4_FORE = 1 };
+enum {
+	CDFC4_FORE = 1,
+	CDFC4_BACK = 2,
+	CDFC4_FORE_OR_BOTH = 3,
+	CDFC4_BACK_OR_BOTH = 7,
+	CDFS4_FORE = 1,
+	CDFS4_BACK = 2,
+	CDFS4_BOTH = 3
+};
 
+/* RFC 8881 18.34.3. Every connection serves the fore channel. The back
+ * channel goes to the connection when asked for (BACK, BACK_OR_BOTH)
+ * and, for FORE_OR_BOTH, when the session has none that works: Linux
+ * answers SEQ4_STATUS_CB_PATH_DOWN_SESSION with FORE_OR_BOTH on its new
+ * connection, and an answer of FORE would leave the path down. */
 uint32_t nfs4_op_bind_conn_to_session(struct nfs4_compound *c)
 {
 	uint8_t id[NFS4_SESSIONID_SIZE];
-	uint32_t dir;
+	uint32_t dir, res = CDFS4_FORE;
 	bool rdma;
+	struct nfs4_session *ses;
+	struct rpc_conn *conn = c->call ? c->call->conn : NULL;
 	uint32_t st = NFS4_OK;
 
 	if (!xdr_get_fixed(c->args, id, sizeof(id)) ||
 	    !xdr_get_u32(c->args, &dir) || !xdr_get_bool(c->args, &rdma))
 		return NFS4ERR_BADXDR;
+	if (dir != CDFC4_FORE && dir != CDFC4_BACK &&
+	    dir != CDFC4_FORE_OR_BOTH && dir != CDFC4_BACK_OR_BOTH)
+		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&c->st->lock);
-	if (!session_find(c->st, id))
+	ses = session_find(c->st, id);
+	if (!ses || ses->dead) {
 		st = NFS4ERR_BADSESSION;
+	} else if (dir == CDFC4_BACK || dir == CDFC4_BACK_OR_BOTH ||
+	           (dir == CDFC4_FORE_OR_BOTH && ses->cb.wanted &&
+	            !nfs4_cb_up(ses))) {
+		if (!conn || ses->cb.sec.flavor == NFS4_CB_SEC_UNUSABLE) {
+			/* UDP, or no flavor to call with */
+			if (dir != CDFC4_FORE_OR_BOTH)
+				st = NFS4ERR_INVAL;
+		} else {
+			nfs4_cb_bind(c->st, ses, conn);
+			res = dir == CDFC4_BACK ? CDFS4_BACK : CDFS4_BOTH;
+		}
+	}
 	pthread_mutex_unlock(&c->st->lock);
 	if (st)
 		return st;
-	/* Every connection serves the fore channel; no session has a back
-	 * channel. RFC 8881 18.34.3: CDFC4_BACK and CDFC4_BACK_OR_BOTH
-	 * (7) need one, so they cannot be granted (answering FORE to them
-	 * would bind what the client did not ask for); FORE_OR_BOTH is
-	 * answered FORE. */
-	if (dir != CDFC4_FORE && dir != CDFC4_FORE_OR_BOTH)
-		return NFS4ERR_INVAL;
 	xdr_put_fixed(c->res, id, sizeof(id));
-	xdr_put_u32(c->res, CDFS4_FORE);
+	xdr_put_u32(c->res, res);
 	xdr_put_bool(c->res, false);
+	return NFS4_OK;
+}
+
+/* RFC 8881 18.33: a new program number or flavor for the calls back of
+ * this COMPOUND's session. */
+uint32_t nfs4_op_backchannel_ctl(struct nfs4_compound *c)
+{
+	uint32_t prog;
+	struct nfs4_cb_sec sec;
+
+	if (!xdr_get_u32(c->args, &prog) || !nfs4_cb_sec_parse(c->args, &sec))
+		return NFS4ERR_BADXDR;
+	if (sec.flavor == NFS4_CB_SEC_UNUSABLE)
+		return NFS4ERR_INVAL;
+	pthread_mutex_lock(&c->st->lock);
+	c->session->cb.prog = prog;
+	c->session->cb.sec = sec;
+	pthread_mutex_unlock(&c->st->lock);
 	return NFS4_OK;
 }
 
@@ -977,7 +998,9 @@ uint32_t nfs4_op_sequence(struct nfs4_compound *c)
 	xdr_put_u32(c->res, slotid);
 	xdr_put_u32(c->res, ses->nslots - 1);
 	xdr_put_u32(c->res, ses->nslots - 1);
-	xdr_put_u32(c->res, 0); /* sr_status_flags */
+	xdr_put_u32(c->res, nfs4_cb_path_down(ses)
+	                        ? SEQ4_STATUS_CB_PATH_DOWN_SESSION
+	                        : 0);
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st == NFS4_REPLAYED ? NFS4_OK : st;

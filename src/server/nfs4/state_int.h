@@ -10,8 +10,47 @@
 
 #include "server/nfs4/nfs4.h"
 #include "server/nfs4/clientrec.h"
+#include "server/fh.h"
 
 struct nfs4_client;
+
+/* ---- the back channel (callback.c) ---- */
+
+#define NFS4_CB_SEC_UNUSABLE 0xffffffffu
+/* How calls back authenticate: the flavor and its encoded body. */
+struct nfs4_cb_sec {
+	uint32_t flavor; /* RPC_AUTH_NONE, RPC_AUTH_SYS, or UNUSABLE */
+	uint32_t len;
+	uint8_t body[400];
+};
+
+struct nfs4_cb_op;
+struct nfs4_cb_wait;
+
+/* A session's back channel: one slot, one call in flight. */
+struct nfs4_backchan {
+	struct rpc_conn *conn; /* held; NULL while none is bound */
+	bool wanted;           /* asked for: SEQUENCE reports its loss */
+	uint32_t prog;         /* cb_program */
+	uint32_t minor;        /* of CREATE_SESSION's COMPOUND */
+	struct nfs4_cb_sec sec;
+	uint32_t seq; /* slot 0's seqid of the last call the client took */
+	struct nfs4_cb_op *inflight; /* the call on the slot */
+	uint32_t xid;     /* its answer awaited; 0: not sent (yet, again) */
+	time_t sent;      /* ... sent then */
+	uint32_t retries; /* ... sent again after RETRY_UNCACHED_REP */
+	struct nfs4_cb_op *q, *qtail; /* calls waiting for the slot */
+	uint32_t nq;
+};
+
+/* The connection calls the back channel makes; tests replace it. */
+struct nfs4_cb_io {
+	void (*hold)(struct rpc_conn *c);
+	void (*release)(struct rpc_conn *c);
+	bool (*is_open)(struct rpc_conn *c);
+	int (*send)(struct rpc_conn *c, const uint8_t *msg, size_t len);
+};
+extern const struct nfs4_cb_io *nfs4_cb_io;
 
 struct nfs4_slot {
 	uint32_t seqid;
@@ -29,6 +68,7 @@ struct nfs4_session {
 	uint32_t maxreq, maxresp, maxresp_cached, maxops;
 	int refs; /* COMPOUNDs running on it */
 	bool dead;
+	struct nfs4_backchan cb;
 	struct nfs4_slot slots[NFS4_MAX_SLOTS];
 };
 
@@ -101,6 +141,8 @@ struct nfs4_file {
 	/* NFSv3 (NLM) locks, and the blocked requests, oldest first */
 	struct nfs4_nlm_owner *nlm;
 	struct nfs4_nlm_wait *waiting;
+	/* NFSv4.1 lock-owners refused a blocking LOCK (callback.c) */
+	struct nfs4_cb_wait *cb_waiting;
 };
 
 struct nfs4_client {
@@ -153,6 +195,9 @@ struct nfs4_server {
 	char **nlm_notify;
 	size_t nnlm_notify;
 	bool nlm_grace; /* grace holds its full length for NLM reclaims */
+	/* callback.c: remembered refused LOCKs; calls back and answers */
+	uint32_t cb_waits;
+	uint64_t cb_sent, cb_ok, cb_failed;
 };
 
 time_t nfs4_now(void);
@@ -199,5 +244,34 @@ const struct nfs4_range *nfs4_nlm_conflict(const struct nfs4_file *f,
 void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f);
 /* Drop every NLM owner and waiting request (at shutdown). */
 void nfs4_nlm_free_all(struct nfs4_server *st);
+
+/* callback.c. Parse callback_sec_parms4<> (false on bad XDR). */
+bool nfs4_cb_sec_parse(struct xdr_in *x, struct nfs4_cb_sec *sec);
+/* Make conn the session's back channel (it wants one from now on). */
+void nfs4_cb_bind(struct nfs4_server *st, struct nfs4_session *ses,
+                  struct rpc_conn *conn);
+/* Let go of the connection and the waiting calls (session freed). */
+void nfs4_cb_unbind(struct nfs4_session *ses);
+bool nfs4_cb_up(const struct nfs4_session *ses);
+/* The session wants a back channel and has none that works: SEQUENCE's
+ * SEQ4_STATUS_CB_PATH_DOWN_SESSION, and the client binds a connection. */
+bool nfs4_cb_path_down(const struct nfs4_session *ses);
+/* A blocking LOCK by (clientid, owner) on f (handle fh) was refused. */
+void nfs4_cb_lock_wait(struct nfs4_server *st, struct nfs4_file *f,
+                       uint64_t clientid, const struct nfs_fh *fh,
+                       const uint8_t *owner, uint32_t ownerlen);
+/* Locked bytes of f came free: CB_NOTIFY_LOCK to its waiters. */
+void nfs4_cb_lock_wake(struct nfs4_server *st, struct nfs4_file *f);
+/* A client's answer to a CB_COMPOUND (an accepted RPC reply): false when
+ * it is anything else or cut short. */
+struct nfs4_cb_result {
+	uint32_t compound; /* the CB_COMPOUND's status */
+	uint32_t seq;      /* CB_SEQUENCE's, when it was answered */
+	bool seq_answered;
+};
+bool nfs4_cb_decode_reply(const uint8_t *rec, size_t len,
+                          struct nfs4_cb_result *r);
+/* f goes: forget its waiters. */
+void nfs4_cb_waits_drop(struct nfs4_server *st, struct nfs4_file *f);
 
 #endif

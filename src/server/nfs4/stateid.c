@@ -191,6 +191,7 @@ void nfs4_file_put(struct nfs4_server *st, struct nfs4_file *f)
 
 	if (f->stids || f->nclosed || f->nlm || f->waiting)
 		return;
+	nfs4_cb_waits_drop(st, f);
 	if (f->prev)
 		f->prev->next = f->next;
 	else
@@ -1004,6 +1005,17 @@ static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
 	return NFS4_OK;
 }
 
+/* A 4.1 lock-owner refused a blocking lock: CB_NOTIFY_LOCK when the
+ * file's locks change (callback.c). */
+static void lock_wait(struct nfs4_compound *c, const struct nfs4_stid *s)
+{
+	struct nfs_fh wire;
+
+	if (nfs4_fh_to_wire(c, &c->cfh, &wire) == NFS4_OK)
+		nfs4_cb_lock_wait(c->st, s->file, s->cl->clientid, &wire,
+		                  s->owner->data, s->owner->len);
+}
+
 uint32_t nfs4_op_lock(struct nfs4_compound *c)
 {
 	struct lock_args a;
@@ -1032,6 +1044,9 @@ uint32_t nfs4_op_lock(struct nfs4_compound *c)
 		goto out;
 	}
 	st = lock_denied(s->file, s->owner, &r, c->res);
+	if (st == NFS4ERR_DENIED && c->session &&
+	    (r.type == READW_LT || r.type == WRITEW_LT))
+		lock_wait(c, s);
 	if (st)
 		goto out;
 	if (nfs4_range_set(&s->ranges, r.start, r.end, false, r.write)) {

@@ -25,6 +25,8 @@
 
 static struct snfsd S;
 static uint32_t next_xid = 1;
+/* The connection calls arrive on (NULL: none, as for UDP). */
+static struct rpc_conn *raw_conn;
 
 /* Make S serve table t, with fixed keys and state in state_dir: 0 or
  * -errno. */
@@ -167,7 +169,7 @@ static inline void send_raw_v(uint32_t vers, const uint8_t *args, size_t alen,
 	rep->nres = 0;
 	if (rpc_service_handle(S.svc, rec.buf, rec.len,
 	                       (struct sockaddr *)&peer, sizeof(peer), RPC_TCP,
-	                       NULL, &rep->buf) == 0) {
+	                       raw_conn, &rep->buf) == 0) {
 		if (rep->buf.nparts)
 			rep->stream = reply_stream_of(&rep->buf);
 		if (rep->stream)
