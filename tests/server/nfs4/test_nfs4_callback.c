@@ -249,6 +249,28 @@ static uint32_t cli_bind(struct cli *c, int conn, uint32_t dir, uint32_t *res)
 	return st;
 }
 
+/* GETFH of rwdir/name: its length, the bytes in fh. */
+static uint32_t cli_getfh(struct cli *c, const char *name, uint8_t *fh)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t len = 0;
+
+	use(c);
+	c41(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_GETFH);
+	if (c_send(&b, &rep) == NFS4_OK) {
+		skip_to_last(&rep, true);
+		res_next(&rep, OP4_GETFH);
+		if (!xdr_get_opaque(&rep.res, fh, &len, 128))
+			len = 0;
+	}
+	rep_free(&rep);
+	keep(c);
+	return len;
+}
+
 /* ---- the calls back, as the client sees them ---- */
 
 struct cb_call {
@@ -410,9 +432,16 @@ static void test_notify_lock(void)
 	      "offered, minor version 1, two ops");
 	CHECK(!memcmp(k.sid, B.sid, 16) && k.seq == 1 && k.slot == 0,
 	      "... CB_SEQUENCE: B's session, seqid 1, slot 0");
-	CHECK(k.op2 == 13 && k.clientid == B.clientid &&
-	          !strcmp(k.owner, "lo-cbB") && k.fhlen > 0,
-	      "... CB_NOTIFY_LOCK: B's clientid and lock-owner, a handle");
+	{
+		uint8_t fh[128];
+		uint32_t fhlen = cli_getfh(&B, "cbfile", fh);
+
+		CHECK(k.op2 == 13 && k.clientid == B.clientid &&
+		          !strcmp(k.owner, "lo-cbB") && fhlen > 0 &&
+		          k.fhlen == fhlen && !memcmp(k.fh, fh, fhlen),
+		      "... CB_NOTIFY_LOCK: B's clientid and lock-owner, the "
+		      "file's handle (as GETFH gives it)");
+	}
 	cb_counts(&sent, &ok, &failed);
 	CHECK(sent == sent0 + 1 && ok == ok0, "counted sent, not answered");
 
