@@ -39,6 +39,46 @@ kvm_run() {
 	return $rc
 }
 
+# ---- snfs-mount (FUSE) in the background ----
+MOUNT_BIN=${MOUNT_BIN:-$ROOT/build/asan/snfs-mount}
+declare -A FUSE_PID
+# fuse_up NAME URL MNT [ARGS...]: start $MOUNT_BIN -f on MNT with ARGS,
+# its log in $T_DIR/NAME.mlog and its pid in FUSE_PID[NAME]. 0 once MNT
+# is mounted; 1 if snfs-mount died or MNT was not mounted within 10 s.
+fuse_up() {
+	local name=$1 url=$2 mnt=$3 pid
+	shift 3
+	mkdir -p "$mnt"
+	"$MOUNT_BIN" "$url" "$mnt" -f "$@" >>"$T_DIR/$name.mlog" 2>&1 &
+	pid=$!
+	FUSE_PID[$name]=$pid
+	for _ in $(seq 1 100); do
+		mountpoint -q "$mnt" && return 0
+		[ -e "/proc/$pid" ] || return 1
+		sleep 0.1
+	done
+	return 1
+}
+# fuse_down NAME MNT [umount]: unmount (fusermount3 -u, or plain umount),
+# wait for snfs-mount; it must exit 0 and its log hold no sanitizer report.
+fuse_down() {
+	local name=$1 mnt=$2 how=${3:-fusermount3} rc
+	if [ "$how" = umount ]; then
+		umount "$mnt" || fusermount3 -u -z "$mnt"
+	else
+		fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"
+	fi
+	wait "${FUSE_PID[$name]}"
+	rc=$?
+	check_eq "$name: snfs-mount exits 0 after $how" 0 "$rc"
+	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog"; then
+		notok "$name: sanitizer report in snfs-mount log"
+		grep -E -A30 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog" | head -40 >&2
+	else
+		ok "$name: no sanitizer report in snfs-mount"
+	fi
+}
+
 # A fresh scratch directory, removed at exit.
 scratch() {
 	T_DIR=$(mktemp -d /tmp/snfs-test.XXXXXX)

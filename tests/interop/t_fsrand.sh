@@ -26,7 +26,6 @@ set -u
 HERE=$ROOT/tests/interop
 OPS=${FSRAND_OPS:-1500}
 SEED=${FSRAND_SEED:-$(($(date +%s) % 100000 * 10))}
-MOUNT_BIN=${MOUNT_BIN:-$ROOT/build/asan/snfs-mount}
 FSRAND=$ROOT/build/tests/interop/fsrand
 echo "# seed $SEED, $OPS operations per run (FSRAND_SEED=$SEED repeats it)"
 make -s -C "$ROOT" build/tests/interop/fsrand >/dev/null || notok "build fsrand"
@@ -111,33 +110,17 @@ else
 fi
 
 # ---- 2. snfs-mount, over snfsd and over nfs-ganesha ----
-# fuse_up NAME URL MNT: start snfs-mount in the background (MPID_NAME).
-declare -A MPID
-fuse_up() {
-	mkdir -p "$3"
-	"$MOUNT_BIN" "$2" "$3" -f >>"$T_DIR/$1.mlog" 2>&1 &
-	MPID[$1]=$!
-	for _ in $(seq 1 100); do
-		mountpoint -q "$3" && return 0
-		sleep 0.1
-	done
+# mounted NAME URL MNT: fuse_up (tests/lib.sh), a failure reported.
+mounted() {
+	fuse_up "$@" && return 0
 	notok "$1: snfs-mount mounted"
 	return 1
-}
-fuse_down() { # NAME MNT
-	fusermount3 -u "$2" || fusermount3 -u -z "$2"
-	wait "${MPID[$1]}"
-	check_eq "$1: snfs-mount exits 0" 0 $?
-	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$1.mlog"; then
-		notok "$1: sanitizer report in snfs-mount's log"
-		grep -E -A30 'ERROR: AddressSanitizer|runtime error:' "$T_DIR/$1.mlog" | head -40 >&2
-	fi
 }
 GPORT=
 if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	M42=$T_DIR/mnt42 M3=$T_DIR/mnt3
-	if fuse_up v4.2 "nfs://127.0.0.1:$PORT$EXP?version=4.2" "$M42" &&
-		fuse_up v3 "nfs://127.0.0.1:$PORT$EXP?version=3" "$M3"; then
+	if mounted v4.2 "nfs://127.0.0.1:$PORT$EXP?version=4.2" "$M42" &&
+		mounted v3 "nfs://127.0.0.1:$PORT$EXP?version=3" "$M3"; then
 		SERVER_COPY=$EXP/a run "snfs-mount v4.2" "$M42/a" -u -n "$OPS" -s "$((SEED + 5))"
 		SERVER_COPY=$EXP/b run "snfs-mount v3" "$M3/b" -u -n "$OPS" -s "$((SEED + 6))"
 		# close-to-open against other writers: reopens switch to the
@@ -168,7 +151,7 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 		for v in 3 4.1; do
 			q="version=$v&nfsport=$GPORT"
 			[ "$v" = 3 ] && q="$q&mountport=$((GPORT + 1))"
-			if fuse_up "ganesha-v$v" "nfs://127.0.0.1/export?$q" "$T_DIR/mntg$v"; then
+			if mounted "ganesha-v$v" "nfs://127.0.0.1/export?$q" "$T_DIR/mntg$v"; then
 				SERVER_COPY=$T_DIR/gexp/g$v run "snfs-mount v$v on nfs-ganesha" \
 					"$T_DIR/mntg$v/g$v" -u -n "$OPS" -s "$((SEED + 9))"
 				fuse_down "ganesha-v$v" "$T_DIR/mntg$v"

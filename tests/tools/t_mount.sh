@@ -19,7 +19,6 @@
 # transcript and the usage checks always run).
 set -u
 . "$(dirname "$0")/../lib.sh"
-MOUNT_BIN=${MOUNT_BIN:-$ROOT/build/asan/snfs-mount}
 NENTRIES=${NENTRIES:-200000}
 NFILES=${FILEOPS_NFILES:-1000}
 DEAD_TIMEOUT=4 # the mount's timeout= for the dead-server check
@@ -47,40 +46,15 @@ for t in fio sysbench; do
 	command -v $t >/dev/null || notok "$t not installed (make deps-test)"
 done
 
-# mount_up NAME URL MNT [OPTS]: start snfs-mount -f in the background
-# (log in $T_DIR/NAME.mlog, counters in $T_DIR/NAME.stats on SIGUSR1) and
-# wait for the mount. Sets MPID.
+# mount_up NAME URL MNT [OPTS]: fuse_up (tests/lib.sh) with the counters
+# in $T_DIR/NAME.stats on SIGUSR1 (mstat) and OPTS; snfs-mount's pid in
+# MPID.
 mount_up() {
-	local name=$1 url=$2 mnt=$3 opts=stats_file=$T_DIR/$1.stats${4:+,$4}
-	mkdir -p "$mnt"
-	"$MOUNT_BIN" "$url" "$mnt" -f ${MOUNT_DEBUG:+-d} -o "$opts" >>"$T_DIR/$name.mlog" 2>&1 &
-	MPID=$!
-	for _ in $(seq 1 100); do
-		mountpoint -q "$mnt" && return 0
-		[ -e /proc/$MPID ] || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-# mount_down NAME MNT [umount]: unmount (with fusermount3 -u, or plain
-# umount), wait for the process, check its log.
-mount_down() {
-	local name=$1 mnt=$2 how=${3:-fusermount3} rc
-	if [ "$how" = umount ]; then
-		umount "$mnt" || fusermount3 -u -z "$mnt"
-	else
-		fusermount3 -u "$mnt" || fusermount3 -u -z "$mnt"
-	fi
-	wait "$MPID"
+	local rc
+	fuse_up "$1" "$2" "$3" ${MOUNT_DEBUG:+-d} -o "stats_file=$T_DIR/$1.stats${4:+,$4}"
 	rc=$?
-	check_eq "$name: snfs-mount exits 0 after $how" 0 "$rc"
-	if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog"; then
-		notok "$name: sanitizer report in snfs-mount log"
-		grep -E -A30 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$T_DIR/$name.mlog" | head -40 >&2
-	else
-		ok "$name: no sanitizer report in snfs-mount"
-	fi
+	MPID=${FUSE_PID[$1]}
+	return $rc
 }
 
 # fileops_cmp NAME DIR-ON-MOUNT [SED]: the transcript must equal the local
@@ -320,7 +294,7 @@ except OSError as e: print(e.errno)' "$M/sparse")
 	echo again >"$M/probe2" && check_eq "server back: writes reach the server" again "$(cat "$EXP/probe2")"
 	rm -f "$M/probe" "$M/probe2"
 	lap "v3: unmount"
-	mount_down v3 "$M"
+	fuse_down v3 "$M"
 }
 
 # ---------------- snfsd, NFSv4.2 ----------------
@@ -449,7 +423,7 @@ print(off)' "$M/cs" "$M/cd" >"$T_DIR/cfr.out" 2>&1
 	statfs_cmp v4.2
 	rename_flags v4.2
 	check_eq "v4.2: no NFSv3 call reached snfsd while mounted" "$before" "$(srv_calls 3)"
-	mount_down v42 "$M"
+	fuse_down v42 "$M"
 }
 
 # ---------------- snfs-mount's options ----------------
@@ -505,7 +479,7 @@ opts_part() {
 			"$(mstat kc version) $([ "$(mstat kc read_plus)" -gt 0 ] && echo yes)"
 		check_eq "version=4.2: no NFSv3 call reached snfsd, NFSv4.2 ones did" "$v3 yes yes" \
 			"$(srv_calls 3) $([ "$(srv_calls 4)" -gt "$v4" ] && echo yes) $([ "$(srv_ops 4.2)" -gt "$r" ] && echo yes)"
-		mount_down kc "$M"
+		fuse_down kc "$M"
 	else
 		notok "mount -o cache=0,kernel_cache"
 		tail -20 "$T_DIR/kc.mlog" >&2
@@ -522,7 +496,7 @@ opts_part() {
 		check_eq "version=3 (the URL says 4.2, -o wins): snfs-mount speaks 3" 3 "$(mstat nokc version)"
 		check_eq "version=3: no NFSv4 call reached snfsd, NFSv3 ones did" "$v4 yes" \
 			"$(srv_calls 4) $([ "$(srv_calls 3)" -gt "$v3" ] && echo yes)"
-		mount_down nokc "$M"
+		fuse_down nokc "$M"
 	else
 		notok "mount -o cache=0,version=3"
 		tail -20 "$T_DIR/nokc.mlog" >&2
@@ -555,7 +529,7 @@ opts_part() {
 			check_eq "attr_timeout=4, entry_timeout=4: new at 6.5 s (the 1.8 s look came at ${el}s)" \
 				"5 new" "${r##*/ }"
 		fi
-		mount_down tmo "$M"
+		fuse_down tmo "$M"
 	else
 		notok "mount -o attr_timeout=4,entry_timeout=4"
 		tail -20 "$T_DIR/tmo.mlog" >&2
@@ -578,7 +552,7 @@ opts_part() {
 		check_eq "ro: each with EROFS" 6 "$(grep -c 'Read-only file system' "$T_DIR/ro.err")"
 		check_eq "ro: the export is untouched" "4194304 absent absent" \
 			"$(stat -c %s "$EXP/kc") $([ -e "$EXP/new" ] && echo present || echo absent) $([ -e "$EXP/d" ] && echo present || echo absent)"
-		mount_down ro "$M" umount
+		fuse_down ro "$M" umount
 		mountpoint -q "$M" && notok "umount: still mounted" || ok "umount: unmounted"
 	else
 		notok "mount -o ro"
@@ -631,7 +605,7 @@ ganesha_fileops() { # NAME URL DIR
 		check_eq "$name: the symlink time it ignores is the server's doing" \
 			"$(grep '^mtime sl ' "$T_DIR/fileops.$name" | cut -d' ' -f3 | cut -d. -f1)" \
 			"$(stat -c %Y "$T_DIR/gexp/$dir/sl")"
-		mount_down "$name" "$M"
+		fuse_down "$name" "$M"
 	else
 		notok "$name: mount"
 		tail -20 "$T_DIR/$name.mlog" >&2
