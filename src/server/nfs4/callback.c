@@ -279,8 +279,10 @@ bool nfs4_cb_decode_reply(const uint8_t *rec, size_t len,
 	if (!xdr_get_u32(&x, &v) || !xdr_get_u32(&x, &v) || v != 1 ||
 	    !xdr_get_u32(&x, &v) || v != 0 || /* MSG_ACCEPTED */
 	    !xdr_get_u32(&x, &v) || !xdr_get_opaque_ref(&x, &p, &n, 400) ||
-	    !xdr_get_u32(&x, &v) || v != 0 || /* SUCCESS */
-	    !xdr_get_u32(&x, &r->compound) ||
+	    !xdr_get_u32(&x, &v) || v != 0) /* SUCCESS */
+		return false;
+	r->rpc_ok = true;
+	if (!xdr_get_u32(&x, &r->compound) ||
 	    !xdr_get_opaque_ref(&x, &p, &n, NFS4_OPAQUE_LIMIT) ||
 	    !xdr_get_u32(&x, &n))
 		return false;
@@ -293,7 +295,8 @@ bool nfs4_cb_decode_reply(const uint8_t *rec, size_t len,
  * the call succeeded. The seqid moves on once the client took the call:
  * CB_SEQUENCE succeeded, or the client said it had seen that seqid
  * (RETRY_UNCACHED_REP: a call we had given up on reached it), or the
- * answer cannot be read (it answered, so it took the call). After
+ * COMPOUND's results cannot be read (the RPC layer took the call; one it
+ * refused, denied or not SUCCESS, never reached the slot). After
  * RETRY_UNCACHED_REP the call stays in flight, to go again with the
  * next seqid (twice at most); every other answer ends it. */
 static bool answered(struct nfs4_backchan *b, bool ok,
@@ -302,8 +305,9 @@ static bool answered(struct nfs4_backchan *b, bool ok,
 	bool success = ok && r->seq_answered && r->seq == NFS4_OK &&
 	               r->compound == NFS4_OK;
 
-	if (!ok || (r->seq_answered && (r->seq == NFS4_OK ||
-	                                r->seq == NFS4ERR_RETRY_UNCACHED_REP)))
+	if ((r->rpc_ok && !ok) ||
+	    (r->seq_answered &&
+	     (r->seq == NFS4_OK || r->seq == NFS4ERR_RETRY_UNCACHED_REP)))
 		b->seq++;
 	if (ok && r->seq_answered && r->seq == NFS4ERR_RETRY_UNCACHED_REP &&
 	    b->retries < 2)

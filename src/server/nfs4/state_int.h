@@ -265,6 +265,7 @@ void nfs4_cb_lock_wake(struct nfs4_server *st, struct nfs4_file *f);
 /* A client's answer to a CB_COMPOUND (an accepted RPC reply): false when
  * it is anything else or cut short. */
 struct nfs4_cb_result {
+	bool rpc_ok;       /* an accepted reply, SUCCESS: the call ran */
 	uint32_t compound; /* the CB_COMPOUND's status */
 	uint32_t seq;      /* CB_SEQUENCE's, when it was answered */
 	bool seq_answered;

@@ -347,6 +347,19 @@ static void answer(int conn, const struct cb_call *k, uint32_t seq_st,
 	xdr_out_free(&x);
 }
 
+/* The client's RPC layer refuses call k: MSG_DENIED, AUTH_ERROR. */
+static void answer_denied(int conn, const struct cb_call *k)
+{
+	const uint32_t rec[] = {htonl(k->xid), htonl(1), htonl(1), htonl(1),
+	                        htonl(1)};
+	struct xdr_out none;
+
+	xdr_out_init(&none, 64, 64);
+	rpc_service_handle(S.svc, (const uint8_t *)rec, sizeof(rec), NULL, 0,
+	                   RPC_TCP, conn_of(conn), &none);
+	xdr_out_free(&none);
+}
+
 static void cb_counts(uint64_t *sent, uint64_t *ok, uint64_t *failed)
 {
 	nfs4_cb_stats(S.nfs4, sent, ok, failed);
@@ -466,11 +479,12 @@ static void test_notify_lock(void)
 	cb_counts(&sent, &ok, &failed);
 	CHECK(ok == ok0 + 1,
 	      "an answer on another connection than the call's: dropped");
-	for (size_t cut = 4; cut < 60; cut += 4)
+	for (size_t cut = 28; cut < 60; cut += 4)
 		answer(1, &k2, NFS4_OK, NFS4_OK, cut);
 	cb_counts(&sent, &ok, &failed);
 	CHECK(ok == ok0 + 1 && failed == failed0 + 1,
-	      "a truncated answer: counted failed, once (the call is done)");
+	      "an answer cut short after its RPC header: counted failed, once "
+	      "(the call ran: the next seqid moves on)");
 
 	/* BACKCHANNEL_CTL: another program, AUTH_SYS */
 	{
@@ -532,6 +546,24 @@ static void test_notify_lock(void)
 	cb_counts(&sent, &ok, &failed);
 	CHECK(ok == ok0 + 2 && failed == failed0 + 2, "... then answered OK");
 
+	/* refused by the client's RPC layer: the slot was not used */
+	CHECK(cli_lock(&A, "cbA", "cbfile", WRITE_LT, 0, 100) == NFS4_OK &&
+	          cli_lock(&B, "cbB", "cbfile", WRITEW_LT, 0, 1) ==
+	              NFS4ERR_DENIED &&
+	          cli_unlock(&A, "cbfile", 0, 100) == NFS4_OK &&
+	          decode_call(&conns[1], &k),
+	      "a notice the client's RPC layer refuses (AUTH_ERROR)");
+	answer_denied(1, &k);
+	cb_counts(&sent, &ok, &failed);
+	CHECK(failed == failed0 + 3 &&
+	          cli_lock(&A, "cbA", "cbfile", WRITE_LT, 0, 100) == NFS4_OK &&
+	          cli_lock(&B, "cbB", "cbfile", WRITEW_LT, 0, 1) ==
+	              NFS4ERR_DENIED &&
+	          cli_unlock(&A, "cbfile", 0, 100) == NFS4_OK &&
+	          decode_call(&conns[1], &k2) && k2.seq == k.seq,
+	      "... counted failed; the next call uses the same seqid");
+	answer(1, &k2, NFS4_OK, NFS4_OK, 0);
+
 	/* the connection goes with a call in flight */
 	CHECK(cli_lock(&A, "cbA", "cbfile", WRITE_LT, 0, 100) == NFS4_OK &&
 	          cli_lock(&B, "cbB", "cbfile", WRITEW_LT, 0, 1) ==
@@ -553,7 +585,7 @@ static void test_notify_lock(void)
 	      "the call goes again on the new connection, same seqid");
 	answer(2, &k2, NFS4_OK, NFS4_OK, 0);
 	cb_counts(&sent, &ok, &failed);
-	CHECK(ok == ok0 + 3, "... and is answered there");
+	CHECK(ok == ok0 + 4, "... and is answered there");
 	conns[1].open = true;
 }
 
