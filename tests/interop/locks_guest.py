@@ -28,6 +28,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 V3, V3B, V3N, V4 = sys.argv[1:5]
@@ -314,17 +315,20 @@ def s4_blocking():
       c: v4 waiter behind a v3 holder (woken by CB_NOTIFY_LOCK: OPEN
          said MAY_NOTIFY_LOCK, so the client waits for it, up to 30 s)
       d: v3 waiter on the holder's own mount
+      e: v4 waiter behind a v3 holder that lets go 10 s later than the
+         others: polling, Linux would ask again at 12.7 s and 25.5 s
+         after it began (0.1 s doubling); CB_NOTIFY_LOCK wakes it at once
       k: v3 waiter killed while it waits: the server must not hand the
          lock to it afterwards (the client CANCELs)."""
     h3, h4 = worker("s4-h3"), worker("s4-h4")
-    for key in "acdk":
+    for key in "acdek":
         must(f"s4-open-h3-{key}", h3.open(path(V3, "s4" + key), key))
         must(f"s4-h3-lock-{key}", h3.lock("w", 0, 100, key))
     must("s4-open-h4", h4.open(path(V4, "s4b"), "b"))
     must("s4-h4-lock-b", h4.lock("w", 0, 100, "b"))
     waiters = {"a": (worker("s4-da"), V3B), "b": (worker("s4-db"), V3),
                "c": (worker("s4-dc"), V4), "d": (worker("s4-dd"), V3),
-               "k": (worker("s4-dk"), V3B)}
+               "e": (worker("s4-de"), V4), "k": (worker("s4-dk"), V3B)}
     for key, (w, mnt) in waiters.items():
         must(f"s4-open-d{key}", w.open(path(mnt, "s4" + key), key))
     for key, (w, mnt) in waiters.items():
@@ -342,6 +346,15 @@ def s4_blocking():
     for key in "acdk":
         must(f"s4-h3-unlock-{key}", h3.lock("u", 0, 100, key))
     must("s4-h4-unlock-b", h4.lock("u", 0, 100, "b"))
+    # e's holder lets go 10 s later, from a timer: the main thread does
+    # not use h3 again.
+    released = {}
+
+    def release_e():
+        released["e"] = time.monotonic()
+        h3.lock("u", 0, 100, "e")
+    timer = threading.Timer(10, release_e)
+    timer.start()
     # The killed waiter must not end up holding the lock. Its CANCEL
     # goes out asynchronously; a late one still releases the grant, so
     # allow a few seconds, and say how long it took.
@@ -376,7 +389,8 @@ def s4_blocking():
             break
         for conn in ready:
             key = pending.pop(conn)
-            took[key] = time.monotonic() - t_release
+            took[key] = time.monotonic() - released.get(key, t_release)
+    timer.join()
     for key, (w, mnt) in waiters.items():
         r = w.result(0)
         seen = f"{took[key]:.1f}s after the release" if key in took else f"not within {WAIT_TIMEOUT}s"

@@ -101,6 +101,7 @@ blk-a-still-waiting|blocking: v3 F_SETLKW behind a v3 holder waits
 blk-b-still-waiting|blocking: v3 F_SETLKW behind a v4.2 holder waits
 blk-c-still-waiting|blocking: v4.2 F_SETLKW behind a v3 holder waits
 blk-d-still-waiting|blocking: v3 F_SETLKW behind a holder on its own mount waits
+blk-e-still-waiting|blocking: v4.2 F_SETLKW behind a v3 holder (released 10 s later) waits
 blk-k-still-waiting|blocking: v3 F_SETLKW to be killed waits
 blk-k-killed-waiter-holds-nothing|blocking: a v3 waiter killed while waiting does not keep the lock after the release (CANCEL)
 blk-a-granted-to-waiter-at-release|blocking: at the v3 holder'"'"'s unlock the server gives the bytes to the waiting v3 LOCK (a v4.2 newcomer is refused)
@@ -109,6 +110,7 @@ blk-a-acquired|blocking: v3 waiter behind a v3 holder acquires after the release
 blk-b-acquired|blocking: v3 waiter behind a v4.2 holder acquires after the release
 blk-c-acquired|blocking: v4.2 waiter behind a v3 holder acquires after the release
 blk-d-acquired|blocking: v3 waiter on the holder'"'"'s mount acquires after the release
+blk-e-acquired|blocking: v4.2 waiter behind the later v3 release acquires (CB_NOTIFY_LOCK)
 blk-a-waiter-holds-after-grant|blocking: the granted v3 waiter holds the bytes on the server (v4.2 refused)
 exit-v3-held-before-exit|exit: v3 A'"'"'s lock refuses another v3 process
 exit-v3-holder-exit-releases|exit: after v3 A exits without unlocking, another v3 process gets the lock at once
