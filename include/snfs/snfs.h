@@ -186,6 +186,28 @@ int snfs_punch_hole(struct snfs_file *f, uint64_t off, uint64_t len);
 int64_t snfs_copy(struct snfs_file *src, uint64_t src_off,
                   struct snfs_file *dst, uint64_t dst_off, uint64_t len);
 
+/* POSIX byte-range locks held on the server (NFSv4.1/4.2 LOCK, LOCKU,
+ * LOCKT). (owner, pid) names the lock-owner: snfs-mount passes the
+ * kernel's lock_owner and the locking process. A lock of one owner never
+ * conflicts with its own, and a new range replaces what it overlaps.
+ * type is F_RDLCK, F_WRLCK or F_UNLCK; len 0 runs to the end of the file.
+ * An F_UNLCK with pid 0 releases the locks of owner under every pid. */
+struct snfs_flock {
+	int type;
+	uint64_t start, len;
+	uint64_t owner;
+	uint32_t pid;
+};
+/* Take or release a lock: 0, -EAGAIN when another owner holds a
+ * conflicting one, -ENOLCK over NFSv3 (no NLM client here). blocking
+ * marks the request as a waiter's (READW_LT/WRITEW_LT, so a server may
+ * tell it when to try again); it is still one try: the caller loops. */
+int snfs_setlk(struct snfs_file *f, const struct snfs_flock *l, bool blocking);
+/* Whether l could be taken: l->type becomes F_UNLCK if so, else the type
+ * and range of a conflicting lock (its owner 0: another client's or
+ * process's). */
+int snfs_getlk(struct snfs_file *f, struct snfs_flock *l);
+
 /* A read that reports holes: segments cover [off, off + returned bytes) in
  * order; hole segments leave buf untouched (zero-fill is the caller's
  * choice). NFSv3 has no READ_PLUS, so it returns one data segment. */

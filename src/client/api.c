@@ -612,6 +612,33 @@ static int space_op(struct snfs_file *f, uint64_t off, uint64_t len, bool alloc)
 	return rc < 0 ? fail_op(rc, alloc ? "allocate" : "punch hole") : 0;
 }
 
+int snfs_setlk(struct snfs_file *f, const struct snfs_flock *l, bool blocking)
+{
+	struct snfs_flock copy = *l;
+	int rc;
+
+	if (!f->c->ops->lock)
+		return snfs_fail(-ENOLCK, "locks need NFSv4 (this is %s)",
+		                 f->c->ops->name);
+	if (l->type != F_RDLCK && l->type != F_WRLCK && l->type != F_UNLCK)
+		return -EINVAL;
+	rc = f->c->ops->lock(f->c, f, &copy, blocking, false);
+	return rc < 0 && rc != -EAGAIN ? fail_op(rc, "lock") : rc;
+}
+
+int snfs_getlk(struct snfs_file *f, struct snfs_flock *l)
+{
+	int rc;
+
+	if (!f->c->ops->lock)
+		return snfs_fail(-ENOLCK, "locks need NFSv4 (this is %s)",
+		                 f->c->ops->name);
+	if (l->type != F_RDLCK && l->type != F_WRLCK)
+		return -EINVAL;
+	rc = f->c->ops->lock(f->c, f, l, false, true);
+	return rc < 0 ? fail_op(rc, "lock test") : rc;
+}
+
 int snfs_allocate(struct snfs_file *f, uint64_t off, uint64_t len)
 {
 	return space_op(f, off, len, true);

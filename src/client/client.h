@@ -137,6 +137,9 @@ struct snfs_proto_ops {
 	ssize_t (*read_pieces)(struct snfs_ctx *c, struct snfs_file *f,
 	                       uint64_t off, size_t count, snfs_pieces_fn fn,
 	                       void *arg, bool *eof);
+	/* Optional: byte-range locks (NFSv4). test: LOCKT instead. */
+	int (*lock)(struct snfs_ctx *c, struct snfs_file *f,
+	            struct snfs_flock *l, bool blocking, bool test);
 	/* Optional: a FIFO, socket or device node (snfs_h_mknod). NFSv3's
 	 * MKNOD is sent by fuse_support.c when this is NULL. */
 	int (*mknod)(struct snfs_ctx *c, const struct snfs_fh *dir,

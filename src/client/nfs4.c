@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/nfs4.h"
 #include "client/pagecache.h"
@@ -1322,6 +1323,272 @@ static int nfs4_close_state(struct snfs_ctx *c, struct snfs_file *f)
 	return o ? close_open(c, o) : 0;
 }
 
+/* ---- byte-range locks (RFC 8881 18.10-18.12) ----
+ * A lock-owner's first LOCK on a file names the open it comes from
+ * (open_to_lock_owner4); the server answers a lock stateid, which later
+ * LOCKs and LOCKUs of that owner on that file use. The lock-owner on the
+ * wire is the caller's (owner, pid), which the server scopes by client:
+ * the pid keeps apart two processes the kernel gave one lock_owner (a
+ * process's files_struct address, used again by the next one while the
+ * first one's CLOSE, which ends its lock stateids, is still on its
+ * way). */
+
+enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
+static void file_stateid(struct snfs_ctx *c, struct snfs_file *f, bool write,
+                         struct nfs4_stateid *out);
+#define LOCK_GRACE_WAIT_S 120 /* a LOCK in the server's grace period */
+
+struct lock_arg {
+	const struct snfs_fh *fh;
+	uint32_t op; /* OP4_LOCK, OP4_LOCKU, OP4_LOCKT */
+	uint32_t type;
+	uint64_t off, len;
+	uint64_t clientid, owner;
+	uint32_t pid;
+	bool have_sid; /* the owner's lock stateid, else open's */
+	struct nfs4_stateid sid;
+	/* results: the new lock stateid, or the conflicting lock */
+	uint32_t status;
+	uint64_t doff, dlen;
+	uint32_t dtype;
+};
+
+static void put_lock_owner(struct xdr_out *x, const struct lock_arg *a)
+{
+	uint8_t b[12];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(a->owner >> (56 - 8 * i));
+	for (int i = 0; i < 4; i++)
+		b[8 + i] = (uint8_t)(a->pid >> (24 - 8 * i));
+	xdr_put_u64(x, a->clientid);
+	xdr_put_opaque(x, b, sizeof(b));
+}
+
+static int b_lock(struct snfs_ctx *c, struct nfs4_req *rq, void *arg)
+{
+	struct lock_arg *a = arg;
+	(void)c;
+	nfs4_put_fh(rq, a->fh);
+	nfs4_put_op(rq, a->op);
+	xdr_put_u32(&rq->x, a->type);
+	if (a->op == OP4_LOCKU) {
+		xdr_put_u32(&rq->x, 0); /* seqid: ignored in 4.1 */
+		nfs4_put_stateid(&rq->x, &a->sid);
+	} else if (a->op == OP4_LOCK) {
+		xdr_put_bool(&rq->x, false); /* reclaim */
+	}
+	xdr_put_u64(&rq->x, a->off);
+	xdr_put_u64(&rq->x, a->len);
+	if (a->op == OP4_LOCKT) {
+		put_lock_owner(&rq->x, a);
+	} else if (a->op == OP4_LOCK) {
+		xdr_put_bool(&rq->x, !a->have_sid); /* new lock-owner */
+		if (a->have_sid) {
+			nfs4_put_stateid(&rq->x, &a->sid);
+			xdr_put_u32(&rq->x, 0);
+		} else {
+			xdr_put_u32(&rq->x, 0); /* open seqid */
+			nfs4_put_stateid(&rq->x, &a->sid);
+			xdr_put_u32(&rq->x, 0); /* lock seqid */
+			put_lock_owner(&rq->x, a);
+		}
+	}
+	return 0;
+}
+
+static int p_lock(struct snfs_ctx *c, struct xdr_in *x, void *arg)
+{
+	struct lock_arg *a = arg;
+	const uint8_t *p;
+	uint32_t n;
+	uint64_t clientid;
+	int rc;
+	(void)c;
+	if ((rc = nfs4_expect(x, OP4_PUTFH, NULL)) < 0)
+		return rc;
+	rc = nfs4_expect(x, a->op, &a->status);
+	if (a->status == NFS4ERR_DENIED) {
+		/* LOCK4denied: the lock in the way */
+		if (!xdr_get_u64(x, &a->doff) || !xdr_get_u64(x, &a->dlen) ||
+		    !xdr_get_u32(x, &a->dtype) || !xdr_get_u64(x, &clientid) ||
+		    !xdr_get_opaque_ref(x, &p, &n, 1024))
+			return -EPROTO;
+		return -EAGAIN;
+	}
+	if (rc < 0)
+		return rc;
+	if (a->op != OP4_LOCKT && !nfs4_get_stateid(x, &a->sid))
+		return -EPROTO;
+	return 0;
+}
+
+/* The lock stateid of (fh, owner, pid), if we have one; pid 0: of any
+ * pid (*pid says which). */
+static bool lock_sid_get(struct nfs4_state *s, const struct snfs_fh *fh,
+                         uint64_t owner, uint32_t *pid,
+                         struct nfs4_stateid *out)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (struct nfs4_lock *l = s->locks; l; l = l->next)
+		if (l->owner == owner && (!*pid || l->pid == *pid) &&
+		    fh_equal(&l->fh, fh)) {
+			*out = l->sid;
+			*pid = l->pid;
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
+/* Remember (sid set) or forget (sid NULL) the lock stateid of (fh,
+ * owner, pid). */
+static void lock_sid_set(struct nfs4_state *s, const struct snfs_fh *fh,
+                         uint64_t owner, uint32_t pid,
+                         const struct nfs4_stateid *sid)
+{
+	struct nfs4_lock **pp, *l;
+
+	pthread_mutex_lock(&s->lock);
+	for (pp = &s->locks; (l = *pp); pp = &l->next)
+		if (l->owner == owner && l->pid == pid && fh_equal(&l->fh, fh))
+			break;
+	if (l && sid) {
+		l->sid = *sid;
+	} else if (l) {
+		*pp = l->next;
+		free(l);
+	} else if (sid && (l = calloc(1, sizeof(*l)))) {
+		l->fh = *fh;
+		l->owner = owner;
+		l->pid = pid;
+		l->sid = *sid;
+		l->next = s->locks;
+		s->locks = l;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static uint32_t lock_type(const struct snfs_flock *l, bool blocking)
+{
+	if (l->type == F_WRLCK)
+		return blocking ? WRITEW_LT : WRITE_LT;
+	return blocking ? READW_LT : READ_LT;
+}
+
+/* One LOCK, LOCKU or LOCKT, waited out through the server's grace
+ * period (LOCK is refused there, except reclaims). */
+static int lock_call(struct snfs_ctx *c, struct lock_arg *a)
+{
+	struct timespec nap = {0, 200 * 1000 * 1000};
+	int rc;
+
+	for (int i = 0; i < LOCK_GRACE_WAIT_S * 5; i++) {
+		rc = run(c, SNFS_OP_COMPOUND, b_lock, p_lock, a, 0);
+		if (a->status != NFS4ERR_GRACE)
+			return rc;
+		nanosleep(&nap, NULL);
+	}
+	return rc;
+}
+
+/* A lock stateid the server no longer knows (it restarted, or the open it
+ * came from was closed): the owner starts again from the open. */
+static bool lock_sid_gone(uint32_t status)
+{
+	return status == NFS4ERR_BAD_STATEID || status == NFS4ERR_OLD_STATEID ||
+	       status == NFS4ERR_STALE_STATEID || status == NFS4ERR_EXPIRED;
+}
+
+/* LOCKU of a->off, a->len for (owner, pid), or with pid 0 for each pid
+ * of owner we hold a lock stateid for. A stateid the server no longer
+ * knows holds nothing. */
+static int unlock_all(struct snfs_ctx *c, struct lock_arg *a)
+{
+	struct nfs4_state *s = nfs4_st(c);
+	uint32_t want = a->pid;
+	int rc = 0;
+
+	a->op = OP4_LOCKU;
+	a->type = WRITE_LT;
+	for (int n = 0; n < 4096; n++) {
+		uint32_t pid = want;
+		int r;
+
+		if (!lock_sid_get(s, a->fh, a->owner, &pid, &a->sid))
+			break;
+		a->pid = pid;
+		r = lock_call(c, a);
+		if (r == 0 && want) {
+			lock_sid_set(s, a->fh, a->owner, pid, &a->sid);
+			break;
+		}
+		/* released (or gone): a later lock starts from an open */
+		lock_sid_set(s, a->fh, a->owner, pid, NULL);
+		if (r < 0 && !lock_sid_gone(a->status) && !rc)
+			rc = r;
+		if (want)
+			break;
+	}
+	return rc;
+}
+
+static int nfs4_lock(struct snfs_ctx *c, struct snfs_file *f,
+                     struct snfs_flock *l, bool blocking, bool test)
+{
+	struct nfs4_state *s = nfs4_st(c);
+	const struct snfs_fh *fh = &snfs_file_pc(f)->fh;
+	struct lock_arg a = {.fh = fh,
+	                     .off = l->start,
+	                     .len = l->len ? l->len : UINT64_MAX,
+	                     .owner = l->owner,
+	                     .pid = l->pid};
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	a.clientid = s->clientid;
+	pthread_mutex_unlock(&s->lock);
+	if (test) {
+		a.op = OP4_LOCKT;
+		a.type = lock_type(l, false);
+		rc = lock_call(c, &a);
+		if (rc == -EAGAIN) {
+			l->type = a.dtype == WRITE_LT || a.dtype == WRITEW_LT
+			              ? F_WRLCK
+			              : F_RDLCK;
+			l->start = a.doff;
+			l->len = a.dlen == UINT64_MAX ? 0 : a.dlen;
+			l->owner = 0;
+			return 0;
+		}
+		if (rc == 0)
+			l->type = F_UNLCK;
+		return rc;
+	}
+	if (l->type == F_UNLCK)
+		return unlock_all(c, &a);
+	a.op = OP4_LOCK;
+	a.type = lock_type(l, blocking);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		a.have_sid =
+		    a.pid && lock_sid_get(s, fh, l->owner, &a.pid, &a.sid);
+		if (!a.have_sid)
+			file_stateid(c, f, l->type == F_WRLCK, &a.sid);
+		rc = lock_call(c, &a);
+		if (rc == 0) {
+			lock_sid_set(s, fh, l->owner, a.pid, &a.sid);
+			return 0;
+		}
+		if (!a.have_sid || !lock_sid_gone(a.status))
+			break;
+		lock_sid_set(s, fh, l->owner, a.pid, NULL);
+	}
+	return rc;
+}
+
 void nfs4_io_stateid(struct snfs_ctx *c, const struct snfs_fh *fh, bool write,
                      struct nfs4_stateid *out)
 {
@@ -2225,4 +2492,5 @@ const struct snfs_proto_ops snfs_nfs4_ops = {
     .read_segments = nfs4_read_segments,
     .read_pieces = nfs4_read_pieces,
     .mknod = nfs4_mknod,
+    .lock = nfs4_lock,
 };

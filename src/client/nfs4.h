@@ -28,6 +28,15 @@ struct nfs4_open {
 	struct nfs4_open *prev, *next;
 };
 
+/* A lock-owner's lock stateid on a file (LOCK's answer). */
+struct nfs4_lock {
+	struct snfs_fh fh;
+	uint64_t owner;
+	uint32_t pid;
+	struct nfs4_stateid sid;
+	struct nfs4_lock *next;
+};
+
 struct nfs4_state {
 	uint32_t minor;
 	pthread_mutex_t lock; /* everything below */
@@ -59,8 +68,9 @@ struct nfs4_state {
 	pthread_mutex_t recover_lock;
 	bool recovering;
 
-	/* opens */
+	/* opens, and the lock stateids of lock-owners */
 	struct nfs4_open opens;
+	struct nfs4_lock *locks;
 	uint64_t next_owner;
 	bool reclaiming;
 	uint64_t open_gen; /* bumped whenever the opens were (re)claimed */

@@ -883,6 +883,11 @@ void nfs4_session_destroy(struct snfs_ctx *c)
 		o->next->prev = o->prev;
 		free(o);
 	}
+	while (s->locks) {
+		struct nfs4_lock *l = s->locks;
+		s->locks = l->next;
+		free(l);
+	}
 	pthread_cond_destroy(&s->cond);
 	pthread_cond_destroy(&s->renew_cond);
 	pthread_mutex_destroy(&s->lock);

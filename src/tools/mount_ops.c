@@ -3,6 +3,7 @@
  * struct snfs_file in fi->fh, open directories a struct mdir. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -582,10 +583,98 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 /* close(2): write back and commit, so close reports a failed write and
  * the next open elsewhere sees the data (close-to-open). */
+/* close(2) of a descriptor: POSIX drops the process's locks on the file
+ * (whichever descriptor took them), and FUSE leaves that to us. */
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	/* every pid: the one closing is the only one with this owner */
+	struct snfs_flock all = {.type = F_UNLCK, .owner = fi->lock_owner};
+	int rc = snfs_fsync(file_of(fi));
+
 	(void)ino;
-	reply_err(req, snfs_fsync(file_of(fi)));
+	if (snfs_get_version(mnt_of(req)->ctx) != SNFS_V3)
+		(void)snfs_setlk(file_of(fi), &all, false);
+	reply_err(req, rc);
+}
+
+/* ---- byte-range locks: the server's (NFSv4; NFSv3 mounts keep the
+ * kernel's local locks, op_init) ---- */
+
+static void to_snfs_flock(const struct flock *fl, uint64_t owner,
+                          struct snfs_flock *l)
+{
+	l->type = fl->l_type;
+	l->start = (uint64_t)fl->l_start;
+	l->len = (uint64_t)fl->l_len; /* the kernel gives it absolute */
+	l->owner = owner;
+	/* the locking process (its tgid); 0 in an unlock: every process of
+	 * this owner, of which only the caller lives */
+	l->pid = (uint32_t)fl->l_pid;
+}
+
+/* The process (thread group) of thread tid, which F_GETLK's lock-owner
+ * needs: the kernel sends GETLK without it, and the server must not count
+ * the caller's own locks. 0 when it cannot be read. */
+static uint32_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %lu", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint32_t)tgid;
+}
+
+static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+                     struct flock *fl)
+{
+	struct snfs_flock l;
+	int rc;
+
+	(void)ino;
+	to_snfs_flock(fl, fi->lock_owner, &l);
+	l.pid = tgid_of(fuse_req_ctx(req)->pid);
+	rc = snfs_getlk(file_of(fi), &l);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fl->l_type = (short)l.type;
+	if (l.type != F_UNLCK) {
+		fl->l_whence = SEEK_SET;
+		fl->l_start = (off_t)l.start;
+		fl->l_len = (off_t)l.len;
+		fl->l_pid = 0; /* another client's, or unknown */
+	}
+	fuse_reply_lock(req, fl);
+}
+
+/* F_SETLKW: the server is asked again, 10 ms doubling to 1 s apart,
+ * until it grants or the waiter is interrupted (a signal). */
+static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+                     struct flock *fl, int sleep)
+{
+	struct snfs_flock l;
+	long wait_ms = 10;
+	int rc;
+
+	(void)ino;
+	to_snfs_flock(fl, fi->lock_owner, &l);
+	while ((rc = snfs_setlk(file_of(fi), &l, sleep != 0)) == -EAGAIN &&
+	       sleep && !fuse_req_interrupted(req)) {
+		struct timespec ts = {wait_ms / 1000, wait_ms % 1000 * 1000000};
+		nanosleep(&ts, NULL);
+		wait_ms = wait_ms * 2 > 1000 ? 1000 : wait_ms * 2;
+	}
+	if (rc == -EAGAIN && sleep)
+		rc = -EINTR;
+	reply_err(req, rc);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -897,7 +986,8 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct mnt *m = userdata;
+
 	/* The kernel's page cache holds writes only with the writeback
 	 * cache, which would bypass libsnfs's partial pages: keep it off. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
@@ -907,7 +997,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	conn->want |= conn->capable & FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
-	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS;
+	/* fcntl locks go to the server over NFSv4; flock(2) stays local
+	 * (the kernel's, as NFS clients emulate it with whole-file locks
+	 * that would conflict with fcntl's on the same file). */
+	if (snfs_get_version(m->ctx) != SNFS_V3 &&
+	    (conn->capable & FUSE_CAP_POSIX_LOCKS))
+		conn->want |= FUSE_CAP_POSIX_LOCKS;
+	else
+		conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS;
 	conn->want &= ~(unsigned)FUSE_CAP_FLOCK_LOCKS;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
@@ -933,6 +1030,8 @@ const struct fuse_lowlevel_ops mount_ops = {
     .read = op_read,
     .write = op_write,
     .flush = op_flush,
+    .getlk = op_getlk,
+    .setlk = op_setlk,
     .release = op_release,
     .fsync = op_fsync,
     .opendir = op_opendir,

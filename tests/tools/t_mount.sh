@@ -14,15 +14,19 @@
 #    renameat2 flags, then mv.
 #  - Options: kernel_cache, attr_timeout/entry_timeout, ro, version=3|4.2
 #    (snfsd's per-version counts), plain umount, daemon mode.
-#  - nfs-ganesha: the transcript over NFSv3 and NFSv4.1.
-# T_MOUNT_PARTS="v3 v42 opts ganesha" runs only some parts (the local
+#  - Locks: fcntl locks through two NFSv4.2 mounts (two clients) are the
+#    server's (locks_mount.py: conflicts, F_GETLK, shared reads, upgrade,
+#    to-EOF ranges, dropped at close and exit, F_SETLKW waiting for the
+#    release, a waiter interrupted); over NFSv3 they stay local.
+#  - nfs-ganesha: the transcript over NFSv3 and NFSv4.1; locks over 4.1.
+# T_MOUNT_PARTS="v3 v42 opts locks ganesha" runs only some parts (the local
 # transcript and the usage checks always run).
 set -u
 . "$(dirname "$0")/../lib.sh"
 NENTRIES=${NENTRIES:-200000}
 NFILES=${FILEOPS_NFILES:-1000}
 DEAD_TIMEOUT=4 # the mount's timeout= for the dead-server check
-PARTS=" ${T_MOUNT_PARTS:-v3 v42 opts ganesha} "
+PARTS=" ${T_MOUNT_PARTS:-v3 v42 opts locks ganesha} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 SEEKMAP=$ROOT/tests/tools/seekmap.py
 scratch
@@ -589,6 +593,40 @@ opts_part() {
 part v3 && v3_part
 part v42 && v42_part
 part opts && opts_part
+
+# ---------------- locks ----------------
+# locks_between NAME URL1 URL2 [full]: locks_mount.py through two mounts.
+locks_between() {
+	local name=$1 m1=$T_DIR/mnt-$1-1 m2=$T_DIR/mnt-$1-2
+	if mount_up "$name-1" "$2" "$m1" && mount_up "$name-2" "$3" "$m2"; then
+		python3 "$ROOT/tests/tools/locks_mount.py" "$name" "$m1" "$m2" ${4:-}
+		check_eq "$name: locks_mount.py ran to the end" 0 $?
+	else
+		notok "$name: two mounts"
+	fi
+	mountpoint -q "$m2" && fuse_down "$name-2" "$m2"
+	mountpoint -q "$m1" && fuse_down "$name-1" "$m1"
+}
+if part locks; then
+	lap "locks"
+	locks_between locks42 "$URL&version=4.2" "$URL&version=4.2" full
+	# NFSv3 has no NLM client here: the kernel's local locks, which the
+	# other mount does not see (as with the kernel client's nolock).
+	M=$T_DIR/mntl3
+	if mount_up locks3 "$URL&version=3" "$M"; then
+		r=$(python3 -c 'import fcntl, sys
+a, b = open(sys.argv[1] + "/lk3", "w"), open(sys.argv[2] + "/lk3", "r+")
+fcntl.lockf(a, fcntl.LOCK_EX | fcntl.LOCK_NB)
+try:
+    fcntl.lockf(b, fcntl.LOCK_EX | fcntl.LOCK_NB); print("granted")
+except OSError as e:
+    print("refused", e.errno)' "$M" "$EXP")
+		check_eq "locks3: over NFSv3 an fcntl lock stays local (the export's own file is not locked)" granted "$r"
+		fuse_down locks3 "$M"
+	else
+		notok "locks3: mount"
+	fi
+fi
 check_no_sanitizer_reports snfsd
 snfsd_stop
 
@@ -621,6 +659,8 @@ if part ganesha; then
 		# (4.2 would fall back from ganesha's broken READ_PLUS: see
 		# ../shared/tools/peers/README.md)
 		ganesha_fileops ganesha41 "nfs://127.0.0.1/export?version=4.1&nfsport=$GPORT" fileops41
+		part locks && locks_between ganesha-locks "nfs://127.0.0.1/export?version=4.1&nfsport=$GPORT" \
+			"nfs://127.0.0.1/export?version=4.1&nfsport=$GPORT"
 		"$PEERS/ganesha.sh" stop "$T_DIR/gexp" "$GPORT" >/dev/null 2>&1
 		GPORT=
 	else
