@@ -612,31 +612,35 @@ static int space_op(struct snfs_file *f, uint64_t off, uint64_t len, bool alloc)
 	return rc < 0 ? fail_op(rc, alloc ? "allocate" : "punch hole") : 0;
 }
 
-int snfs_setlk(struct snfs_file *f, const struct snfs_flock *l, bool blocking)
+/* snfs_setlk and snfs_getlk: -EAGAIN (a conflict, for setlk) is an
+ * answer, not a failure to report. */
+static int lock_op(struct snfs_file *f, struct snfs_flock *l, bool blocking,
+                   bool test)
 {
-	struct snfs_flock copy = *l;
 	int rc;
 
 	if (!f->c->ops->lock)
 		return snfs_fail(-ENOLCK, "locks need NFSv4 (this is %s)",
 		                 f->c->ops->name);
-	if (l->type != F_RDLCK && l->type != F_WRLCK && l->type != F_UNLCK)
+	if (l->type != F_RDLCK && l->type != F_WRLCK &&
+	    (test || l->type != F_UNLCK))
 		return -EINVAL;
-	rc = f->c->ops->lock(f->c, f, &copy, blocking, false);
-	return rc < 0 && rc != -EAGAIN ? fail_op(rc, "lock") : rc;
+	rc = f->c->ops->lock(f->c, f, l, blocking, test);
+	return rc < 0 && rc != -EAGAIN
+	           ? fail_op(rc, test ? "lock test" : "lock")
+	           : rc;
+}
+
+int snfs_setlk(struct snfs_file *f, const struct snfs_flock *l, bool blocking)
+{
+	struct snfs_flock copy = *l;
+
+	return lock_op(f, &copy, blocking, false);
 }
 
 int snfs_getlk(struct snfs_file *f, struct snfs_flock *l)
 {
-	int rc;
-
-	if (!f->c->ops->lock)
-		return snfs_fail(-ENOLCK, "locks need NFSv4 (this is %s)",
-		                 f->c->ops->name);
-	if (l->type != F_RDLCK && l->type != F_WRLCK)
-		return -EINVAL;
-	rc = f->c->ops->lock(f->c, f, l, false, true);
-	return rc < 0 ? fail_op(rc, "lock test") : rc;
+	return lock_op(f, l, false, true);
 }
 
 int snfs_allocate(struct snfs_file *f, uint64_t off, uint64_t len)

@@ -391,14 +391,14 @@ int rpc_service_handle(struct rpc_service *svc, const uint8_t *rec, size_t len,
 		memcpy(&call.peer, peer, call.peer_len);
 	}
 	xdr_in_init(&in, rec, len);
-	if (xdr_get_u32(&in, &call.xid) && xdr_get_u32(&in, &mtype) &&
-	    mtype == RPC_MSG_REPLY && conn && svc->on_reply) {
+	if (!xdr_get_u32(&in, &call.xid) || !xdr_get_u32(&in, &mtype))
+		return drop_garbage((struct sockaddr *)&call.peer,
+		                    "not an RPC call");
+	if (mtype == RPC_MSG_REPLY && conn && svc->on_reply) {
 		svc->on_reply(svc->reply_ctx, conn, call.xid, rec, len);
 		return RPC_REPLY_DROP;
 	}
-	xdr_in_init(&in, rec, len);
-	if (!xdr_get_u32(&in, &call.xid) || !xdr_get_u32(&in, &mtype) ||
-	    mtype != RPC_MSG_CALL || !xdr_get_u32(&in, &rpcvers))
+	if (mtype != RPC_MSG_CALL || !xdr_get_u32(&in, &rpcvers))
 		return drop_garbage((struct sockaddr *)&call.peer,
 		                    "not an RPC call");
 	if (rpcvers != RPC_VERSION)

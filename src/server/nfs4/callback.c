@@ -452,7 +452,7 @@ static void notify(struct nfs4_server *st, const struct nfs4_cb_wait *w)
 /* Every waiter hears of it, whether or not the bytes it wants are free
  * now: a notice only makes the client ask again, and a LOCK refused again
  * puts it back here. */
-void nfs4_cb_lock_wake(struct nfs4_server *st, struct nfs4_file *f)
+static void waits_end(struct nfs4_server *st, struct nfs4_file *f, bool tell)
 {
 	time_t now = nfs4_now();
 
@@ -460,21 +460,21 @@ void nfs4_cb_lock_wake(struct nfs4_server *st, struct nfs4_file *f)
 		struct nfs4_cb_wait *w = f->cb_waiting;
 
 		f->cb_waiting = w->next;
-		if (now - w->asked <= CB_WAIT_STALE)
+		if (tell && now - w->asked <= CB_WAIT_STALE)
 			notify(st, w);
 		free(w);
 		st->cb_waits--;
 	}
 }
 
+void nfs4_cb_lock_wake(struct nfs4_server *st, struct nfs4_file *f)
+{
+	waits_end(st, f, true);
+}
+
 void nfs4_cb_waits_drop(struct nfs4_server *st, struct nfs4_file *f)
 {
-	while (f->cb_waiting) {
-		struct nfs4_cb_wait *w = f->cb_waiting;
-		f->cb_waiting = w->next;
-		free(w);
-		st->cb_waits--;
-	}
+	waits_end(st, f, false);
 }
 
 void nfs4_cb_stats(struct nfs4_server *st, uint64_t *sent, uint64_t *ok,
