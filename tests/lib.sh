@@ -166,23 +166,34 @@ guest_results() {
 
 # snfsd_start PORT ARGS...: start snfsd in the background (state in
 # $T_DIR/state, log in $T_DIR/snfsd.log) and wait until it listens.
+# T_EXPORT_OPTS (say "delegations") goes onto every -e export: any suite
+# runs again with an option on.
 snfsd_start() {
-	local port=$1
+	local port=$1 a prev= args=()
 	shift
+	for a in "$@"; do
+		[ "$prev" = -e ] && [ -n "${T_EXPORT_OPTS:-}" ] && a="$a,$T_EXPORT_OPTS"
+		args+=("$a")
+		prev=$a
+	done
 	mkdir -p "$T_DIR/state"
-	"$SNFSD" -l 127.0.0.1 -p "$port" -s "$T_DIR/state" "$@" >>"$T_DIR/snfsd.log" 2>&1 &
+	"$SNFSD" -l 127.0.0.1 -p "$port" -s "$T_DIR/state" "${args[@]}" >>"$T_DIR/snfsd.log" 2>&1 &
 	SNFSD_PID=$!
 	SNFSD_PORT=$port
 	wait_port "$port" 20
 }
 
-# guest_server NAME EXPORT: for a guest suite whose kernel client mounts
-# 10.0.2.2 without port options: wait (up to 60 s) for ports 111 and 2049
-# to come free, check the guest tool, start snfsd on 2049 exporting
-# EXPORT with its own portmapper on 111 and check that it answers there.
-# Prints the ok/not ok lines; false when the suite cannot go on.
+# guest_server NAME EXPORT [OPTS [SNFSD ARGS...]]: for a guest suite
+# whose kernel client mounts 10.0.2.2 without port options: wait (up to
+# 60 s) for ports 111 and 2049 to come free, check the guest tool, start
+# snfsd on 2049 exporting EXPORT (rw,insecure,no_root_squash and OPTS)
+# and whatever more ARGS give, with its own portmapper on 111, and check
+# that it answers there. Prints the ok/not ok lines; false when the suite
+# cannot go on.
 guest_server() {
-	local name=$1 exp=$2
+	local name=$1 exp=$2 opts=${3:-}
+	shift 2
+	[ $# -gt 0 ] && shift
 	for _ in $(seq 1 60); do
 		port_busy 111 || port_busy 2049 || break
 		sleep 1
@@ -199,7 +210,7 @@ guest_server() {
 		notok "$name: $KVM not found, skipping"
 		return 1
 	fi
-	if snfsd_start 2049 -e "$exp:rw,insecure,no_root_squash"; then
+	if snfsd_start 2049 -e "$exp:rw,insecure,no_root_squash${opts:+,$opts}" "$@"; then
 		ok "snfsd listening on 2049"
 	else
 		notok "snfsd listening on 2049"

@@ -119,6 +119,42 @@ static void write_callbacks(const struct snfsd *s, FILE *f, bool table)
 	        (unsigned long long)failed);
 }
 
+/* NFSv4.1 read delegations (deleg.c). */
+static void write_delegations(const struct snfsd *s, FILE *f, bool table)
+{
+	struct nfs4_server *st = __atomic_load_n(&s->nfs4, __ATOMIC_ACQUIRE);
+	struct nfs4_deleg_stats d = {0};
+
+	if (st)
+		nfs4_deleg_stats(st, &d);
+	if (table) {
+		fprintf(f,
+		        "NFSv4.1 delegations: %u held, %llu granted, %llu "
+		        "recalled, %llu returned, %llu revoked\n",
+		        d.held, (unsigned long long)d.granted,
+		        (unsigned long long)d.recalled,
+		        (unsigned long long)d.returned,
+		        (unsigned long long)d.revoked);
+		return;
+	}
+	fprintf(f,
+	        "# HELP snfsd_nfs4_delegations Read delegations held now.\n"
+	        "# TYPE snfsd_nfs4_delegations gauge\n"
+	        "snfsd_nfs4_delegations %u\n"
+	        "# HELP snfsd_nfs4_delegation_events_total Read delegations "
+	        "by event.\n"
+	        "# TYPE snfsd_nfs4_delegation_events_total counter\n"
+	        "snfsd_nfs4_delegation_events_total{event=\"granted\"} %llu\n"
+	        "snfsd_nfs4_delegation_events_total{event=\"recalled\"} "
+	        "%llu\n"
+	        "snfsd_nfs4_delegation_events_total{event=\"returned\"} "
+	        "%llu\n"
+	        "snfsd_nfs4_delegation_events_total{event=\"revoked\"} %llu\n",
+	        d.held, (unsigned long long)d.granted,
+	        (unsigned long long)d.recalled, (unsigned long long)d.returned,
+	        (unsigned long long)d.revoked);
+}
+
 int control_render(const struct snfsd *s, const char *cmd, FILE *f)
 {
 	struct rpc_stats_row *rows;
@@ -138,6 +174,7 @@ int control_render(const struct snfsd *s, const char *cmd, FILE *f)
 		write_process_metrics(s, f);
 	}
 	write_callbacks(s, f, table);
+	write_delegations(s, f, table);
 	free(rows);
 	return 0;
 }

@@ -203,6 +203,8 @@ static const struct {
     {"no_zerocopy", EXP_NO_ZEROCOPY, EXP_ZEROCOPY_AUTO},
     {"mapped", 0, EXP_NO_MAPPED},
     {"no_mapped", EXP_NO_MAPPED, 0},
+    {"delegations", EXP_DELEGATIONS, 0},
+    {"no_delegations", 0, EXP_DELEGATIONS},
 };
 
 /* A byte count with an optional k or m suffix, up to 1 GiB. */

@@ -29,7 +29,8 @@ enum {
 	EXP_IDMAP_NAMES = 1 << 7,   /* NFSv4 owners as name@domain */
 	EXP_NO_MAPPED = 1 << 8,     /* READ data never sent from a mapping */
 	EXP_ZEROCOPY_AUTO = 1
-	                    << 9, /* zerocopy where sendfile pays (readio.h) */
+	                    << 9,  /* zerocopy where sendfile pays (readio.h) */
+	EXP_DELEGATIONS = 1 << 10, /* NFSv4.1 read delegations (deleg.c) */
 };
 
 /* READ_PLUS sends holes shorter than readplus_min_hole as zeros inside

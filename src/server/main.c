@@ -257,7 +257,7 @@ static void log_exports(const struct export_table *t)
 		for (size_t j = 0; j < ex->nrules && n < sizeof(line); j++) {
 			const struct export_rule *r = &ex->rules[j];
 			n += (size_t)snprintf(
-			    line + n, sizeof(line) - n, " %s(%s%s%s%s%s)",
+			    line + n, sizeof(line) - n, " %s(%s%s%s%s%s%s)",
 			    r->pattern ? r->pattern : "*",
 			    r->flags & EXP_RW ? "rw" : "ro",
 			    r->flags & EXP_ALL_SQUASH    ? ",all_squash"
@@ -265,7 +265,8 @@ static void log_exports(const struct export_table *t)
 			                                 : ",no_root_squash",
 			    r->flags & EXP_SECURE ? ",secure" : ",insecure",
 			    r->flags & EXP_SYNC ? ",sync" : ",async",
-			    r->flags & EXP_IDMAP_NAMES ? ",idmap=names" : "");
+			    r->flags & EXP_IDMAP_NAMES ? ",idmap=names" : "",
+			    r->flags & EXP_DELEGATIONS ? ",delegations" : "");
 		}
 		line[sizeof(line) - 1] = '\0';
 		log_info("export %s fsid=%u:%s", ex->path, ex->fsid, line);

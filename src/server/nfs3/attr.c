@@ -72,6 +72,9 @@ int nfs3_proc_setattr(struct rpc_call *call, struct xdr_out *res)
 		else if ((sa.mask & BK_SET_SIZE) && before.type == BK_REG &&
 		         nfs4_share_check(r.srv, r.ex, &r.bh, true))
 			st = NFS3ERR_ACCES; /* an NFSv4 OPEN denies writing */
+		else
+			st = nfs3_stat_from_errno(
+			    nfs4_deleg_break(r.srv, r.ex, &r.bh));
 	}
 	if (st == NFS3_OK) {
 		err =

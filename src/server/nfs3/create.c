@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "server/nfs3/nfs3_proc.h"
+#include "server/nfs4/share.h"
 #include "server/snfsd.h"
 
 /* createmode3 */
@@ -27,8 +28,16 @@ static int backend_make(struct nfs_req *r, const struct make_args *m,
 	const struct bk_ops *ops = r->ex->ops;
 	struct bk_export *bk = r->ex->bk;
 
+	int rc;
+
 	switch (m->proc) {
 	case NFSPROC3_CREATE:
+		/* UNCHECKED on an existing file sets its attributes (a
+		 * truncation, typically): NFSv4 delegations of it first. */
+		if (m->how == UNCHECKED && m->sa.mask &&
+		    (rc = nfs4_deleg_break_name(r->srv, r->ex, &r->cred, &r->bh,
+		                                name)))
+			return rc;
 		return ops->create(
 		    bk, &r->cred, &r->bh, name, (enum bk_create_mode)m->how,
 		    m->how == EXCLUSIVE ? NULL : &m->sa,

@@ -213,6 +213,8 @@ int nfs3_proc_write(struct rpc_call *call, struct xdr_out *res)
 		st = NFS3ERR_ROFS;
 	if (st == NFS3_OK && nfs4_share_check(r.srv, r.ex, &r.bh, true))
 		st = NFS3ERR_ACCES;
+	if (st == NFS3_OK)
+		st = nfs3_stat_from_errno(nfs4_deleg_break(r.srv, r.ex, &r.bh));
 	if (st == NFS3_OK && count > NFS3_MAX_IO)
 		st = NFS3ERR_INVAL; /* more than wtmax */
 	if (st == NFS3_OK && off > (uint64_t)INT64_MAX - count)

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "server/nfs3/nfs3_proc.h"
+#include "server/nfs4/share.h"
 #include "server/snfsd.h"
 
 /* "." and ".." are never removed by name. Linux nfsd answers ACCES for
@@ -37,6 +38,9 @@ static int remove_common(struct rpc_call *call, struct xdr_out *res, int proc)
 	}
 	if (st == NFS3_OK && !r.rw)
 		st = NFS3ERR_ROFS;
+	if (st == NFS3_OK && proc == NFSPROC3_REMOVE)
+		st = nfs3_stat_from_errno(
+		    nfs4_deleg_break_name(r.srv, r.ex, &r.cred, &r.bh, name.s));
 	if (st == NFS3_OK) {
 		if (proc == NFSPROC3_RMDIR)
 			err =

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "server/nfs3/nfs3_proc.h"
+#include "server/nfs4/share.h"
 #include "server/snfsd.h"
 
 /* Resolve the second handle of a call into bh (same export as r). */
@@ -57,6 +58,12 @@ int nfs3_proc_rename(struct rpc_call *call, struct xdr_out *res)
 	if (st == NFS3_OK && !r.rw)
 		st = NFS3ERR_ROFS;
 	if (st == NFS3_OK)
+		st = nfs3_stat_from_errno(
+		    nfs4_deleg_break_name(r.srv, r.ex, &r.cred, &r.bh, from.s));
+	if (st == NFS3_OK)
+		st = nfs3_stat_from_errno(
+		    nfs4_deleg_break_name(r.srv, r.ex, &r.cred, &tbh, to.s));
+	if (st == NFS3_OK)
 		st = nfs3_stat_from_errno(r.ex->ops->rename(
 		    r.ex->bk, &r.cred, &r.bh, from.s, &tbh, to.s));
 	if (nfs3_resolved(&r))
@@ -98,6 +105,8 @@ int nfs3_proc_link(struct rpc_call *call, struct xdr_out *res)
 		st = NFS3ERR_EXIST;
 	if (st == NFS3_OK && !r.rw)
 		st = NFS3ERR_ROFS;
+	if (st == NFS3_OK)
+		st = nfs3_stat_from_errno(nfs4_deleg_break(r.srv, r.ex, &r.bh));
 	if (st == NFS3_OK)
 		st = nfs3_stat_from_errno(
 		    r.ex->ops->link(r.ex->bk, &r.cred, &r.bh, &dbh, name.s));

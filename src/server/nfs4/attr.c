@@ -653,9 +653,12 @@ uint32_t nfs4_op_setattr(struct nfs4_compound *c)
 			st = nfs4_resolve_stateid(c, &sid);
 		if (!st)
 			st = nfs4_check_io_stateid(c, &sid, STID_WRITE);
-		if (st)
-			goto out;
+	} else {
+		/* the attributes a delegation's holder caches */
+		st = nfs4_deleg_conflict(c, &c->cfh.bh);
 	}
+	if (st)
+		goto out;
 	rc = c->cfh.ex->ops->setattr(c->cfh.ex->bk, &c->cfh.cred, &c->cfh.bh,
 	                             &sa, &after);
 	st = nfs4_errno(rc);

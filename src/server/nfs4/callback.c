@@ -1,9 +1,9 @@
 /* The NFSv4.1 back channel (RFC 8881 2.10.3.1, 18.33-18.36, 20): calls
  * from snfsd to a client, over the connection the client bound to its
- * session. Today one call goes that way: CB_NOTIFY_LOCK (RFC 8881 20.11),
- * which tells a lock-owner that was refused a blocking LOCK (READW_LT,
- * WRITEW_LT) that bytes of that file came free. A client told by OPEN
- * that such notices come (OPEN4_RESULT_MAY_NOTIFY_LOCK) sleeps until one
+ * session: CB_RECALL of delegations (deleg.c), and CB_NOTIFY_LOCK
+ * (RFC 8881 20.11), which tells a lock-owner that was refused a blocking LOCK
+ * (READW_LT, WRITEW_LT) that bytes of that file came free. A client told by
+ * OPEN that such notices come (OPEN4_RESULT_MAY_NOTIFY_LOCK) sleeps until one
  * arrives instead of polling: Linux then asks again only every 30 s, so
  * every release of a lock must notify (nfs4_cb_lock_wake is called from
  * nfs4_nlm_wake, which runs wherever locked bytes come free).
@@ -434,18 +434,28 @@ static struct nfs4_session *notify_session(struct nfs4_server *st,
 	return want;
 }
 
+bool nfs4_cb_call(struct nfs4_server *st, uint64_t clientid, uint32_t opnum,
+                  const struct xdr_out *body)
+{
+	struct nfs4_session *ses = notify_session(st, clientid);
+
+	if (!ses)
+		return false;
+	queue_op(st, ses, opnum, body);
+	return true;
+}
+
 static void notify(struct nfs4_server *st, const struct nfs4_cb_wait *w)
 {
-	struct nfs4_session *ses = notify_session(st, w->clientid);
 	struct xdr_out body;
 
-	if (!ses || xdr_out_init(&body, 64 + w->fhlen + w->ownerlen,
-	                         64 + w->fhlen + w->ownerlen) != 0)
+	if (xdr_out_init(&body, 64 + w->fhlen + w->ownerlen,
+	                 64 + w->fhlen + w->ownerlen) != 0)
 		return;
 	xdr_put_opaque(&body, w->fh, w->fhlen);
 	xdr_put_u64(&body, w->clientid);
 	xdr_put_opaque(&body, w->owner, w->ownerlen);
-	queue_op(st, ses, OP_CB_NOTIFY_LOCK, &body);
+	nfs4_cb_call(st, w->clientid, OP_CB_NOTIFY_LOCK, &body);
 	xdr_out_free(&body);
 }
 

@@ -37,8 +37,6 @@ static uint32_t op_notsupp(struct nfs4_compound *c)
 	return NFS4ERR_NOTSUPP;
 }
 
-/* DELEGPURGE takes a clientid; we never grant delegations (RFC 7530
- * 16.5: NOTSUPP for servers without CLAIM_DELEGATE_PREV support). */
 #define ROW(op, f, nm, sz, fl)                                                 \
 	[op] = {.fn = f, .name = nm, .rsize = sz, .flags = fl}
 

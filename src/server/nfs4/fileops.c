@@ -334,6 +334,8 @@ uint32_t nfs4_op_remove(struct nfs4_compound *c)
 	rc = d->ex->ops->lookup(d->ex->bk, &d->cred, &d->bh, name, &h, &a);
 	if (rc)
 		return nfs4_errno(rc);
+	if (a.type == BK_REG && (st = nfs4_deleg_conflict(c, &h)))
+		return st;
 	before = change_of(d);
 	if (a.type == BK_DIR)
 		rc = d->ex->ops->rmdir(d->ex->bk, &d->cred, &d->bh, name);
@@ -372,7 +374,9 @@ uint32_t nfs4_op_rename(struct nfs4_compound *c)
 	if (st)
 		return st;
 	if ((st = same_export(c)) || (st = need_dir(c)) ||
-	    (st = nfs4_need_write(c)))
+	    (st = nfs4_need_write(c)) ||
+	    (st = nfs4_deleg_conflict_name(c, s, from)) ||
+	    (st = nfs4_deleg_conflict_name(c, d, to)))
 		return st;
 	sb = change_of(s);
 	db = change_of(d);
@@ -395,7 +399,8 @@ uint32_t nfs4_op_link(struct nfs4_compound *c)
 	if (st)
 		return st;
 	if ((st = same_export(c)) || (st = need_dir(c)) ||
-	    (st = nfs4_need_write(c)))
+	    (st = nfs4_need_write(c)) ||
+	    (st = nfs4_deleg_conflict(c, &c->sfh.bh)))
 		return st;
 	before = change_of(d);
 	rc = d->ex->ops->link(d->ex->bk, &d->cred, &c->sfh.bh, &d->bh, name);

@@ -1,8 +1,8 @@
 /* NFSv4 OPEN and I/O (RFC 7530 16.16-16.20, 16.23, 16.36, RFC 8881
  * 18.16): OPEN (CLAIM_NULL, CLAIM_FH, CLAIM_PREVIOUS; UNCHECKED, GUARDED,
  * EXCLUSIVE4, EXCLUSIVE4_1), OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE, READ,
- * WRITE, COMMIT, DELEGRETURN, DELEGPURGE. The open state itself is kept
- * by stateid.c. */
+ * WRITE, COMMIT; CLAIM_DELEGATE_CUR and CLAIM_DELEG_CUR_FH for the
+ * delegations of deleg.c. The open state itself is kept by stateid.c. */
 #include <errno.h>
 #include <string.h>
 
@@ -26,6 +26,12 @@ enum {
 	OPEN4_RESULT_LOCKTYPE_POSIX = 4,
 	OPEN4_RESULT_MAY_NOTIFY_LOCK = 0x20
 };
+/* OPEN4_SHARE_ACCESS_WANT_*: 4.1 delegation wishes in share_access */
+enum {
+	WANT_DELEG_MASK = 0xff00,
+	WANT_NO_DELEG = 0x0400,
+	WANT_CANCEL = 0x0500,
+};
 
 struct open_req {
 	struct nfs4_open_args a;
@@ -34,6 +40,8 @@ struct open_req {
 	uint32_t set[3];
 	uint8_t verf[8];
 	char name[BK_NAME_MAX + 1];
+	struct nfs4_stateid dsid; /* CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH */
+	uint32_t want;            /* OPEN4_SHARE_ACCESS_WANT_* */
 };
 
 /* EXCLUSIVE4_1's cva_attrs: only what suppattr_exclcreat lists, else
@@ -76,7 +84,6 @@ static uint32_t decode_createhow(struct nfs4_compound *c, struct open_req *o)
 
 static uint32_t decode_open(struct nfs4_compound *c, struct open_req *o)
 {
-	struct nfs4_stateid sid;
 	uint32_t st, deleg;
 
 	if (!xdr_get_u32(c->args, &o->a.seqid) ||
@@ -103,7 +110,7 @@ static uint32_t decode_open(struct nfs4_compound *c, struct open_req *o)
 	case CLAIM_PREVIOUS:
 		return xdr_get_u32(c->args, &deleg) ? NFS4_OK : NFS4ERR_BADXDR;
 	case CLAIM_DELEGATE_CUR:
-		if (!nfs4_get_stateid(c->args, &sid))
+		if (!nfs4_get_stateid(c->args, &o->dsid))
 			return NFS4ERR_BADXDR;
 		return nfs4_get_name(c->args, o->name);
 	case CLAIM_FH:
@@ -112,8 +119,8 @@ static uint32_t decode_open(struct nfs4_compound *c, struct open_req *o)
 	case CLAIM_DELEG_CUR_FH:
 		if (!c->minor)
 			return NFS4ERR_BADXDR;
-		return nfs4_get_stateid(c->args, &sid) ? NFS4_OK
-		                                       : NFS4ERR_BADXDR;
+		return nfs4_get_stateid(c->args, &o->dsid) ? NFS4_OK
+		                                           : NFS4ERR_BADXDR;
 	}
 	return NFS4ERR_BADXDR;
 }
@@ -248,19 +255,63 @@ static uint32_t open_apply_attrs(struct nfs4_compound *c, struct open_req *o)
 	return nfs4_errno(rc);
 }
 
+/* A read delegation may go with this OPEN (deleg.c decides on the
+ * file's state): reading only, denying nothing, not declined, on an
+ * export that grants them, to a 4.1 session that takes calls back. */
+static bool deleg_wanted(const struct nfs4_compound *c,
+                         const struct open_req *o, bool cb_up)
+{
+	uint32_t want = o->want & WANT_DELEG_MASK;
+
+	return cb_up && c->minor >= 1 && c->cfh.rule &&
+	       (c->cfh.rule->flags & EXP_DELEGATIONS) && o->a.access == 1 &&
+	       !o->a.deny && !o->a.trunc && want != WANT_NO_DELEG &&
+	       want != WANT_CANCEL &&
+	       (o->a.claim == CLAIM_NULL || o->a.claim == CLAIM_FH);
+}
+
+/* The file system half: the current fh becomes the file opened, checked
+ * for access; changes to it wait for other clients' delegations. */
+static uint32_t open_file(struct nfs4_compound *c, struct open_req *o,
+                          uint64_t *before, uint64_t *after)
+{
+	uint32_t st = NFS4_OK;
+	bool by_name =
+	    o->a.claim == CLAIM_NULL || o->a.claim == CLAIM_DELEGATE_CUR;
+
+	if (by_name)
+		st = open_by_name(c, o, before, after);
+	else if (c->cfh.kind != FH4_EXPORT)
+		st = NFS4ERR_ISDIR;
+	if (!st && (o->a.claim == CLAIM_DELEGATE_CUR ||
+	            o->a.claim == CLAIM_DELEG_CUR_FH))
+		st = nfs4_deleg_claim_check(c, &o->dsid);
+	if (!st && !o->a.created)
+		st = open_access(c, o->a.access);
+	if (!st)
+		st = open_apply_attrs(c, o);
+	/* Writing (a truncation too) or denying reads: other clients'
+	 * delegations come back first (nfs4_open_finish checks again). */
+	if (!st && ((o->a.access & 2) || o->a.deny || o->a.trunc))
+		st = nfs4_deleg_conflict(c, &c->cfh.bh);
+	return st;
+}
+
 uint32_t nfs4_op_open(struct nfs4_compound *c)
 {
 	struct open_req o;
-	struct nfs4_stateid sid;
+	struct nfs4_open_res r;
 	uint64_t before = 0, after = 0;
-	bool confirm = false;
+	bool cb_up;
 	uint32_t st;
 
 	memset(&o, 0, sizeof(o));
+	memset(&r, 0, sizeof(r));
 	st = decode_open(c, &o);
 	if (st)
 		return st;
 	/* The WANT_* delegation hints of 4.1 ride in the upper bits. */
+	o.want = o.a.access;
 	o.a.access &= 0xff;
 	if (o.a.access < 1 || o.a.access > 3 || o.a.deny > 3)
 		return NFS4ERR_INVAL;
@@ -268,38 +319,34 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 	case CLAIM_NULL:
 	case CLAIM_FH:
 	case CLAIM_PREVIOUS:
+	case CLAIM_DELEGATE_CUR:
+	case CLAIM_DELEG_CUR_FH:
 		break;
 	default:
-		/* No delegation is ever granted, so none can be claimed. */
+		/* No delegation outlives its client or us: none to claim
+		 * from a previous instance. */
 		return NFS4ERR_RECLAIM_BAD;
 	}
 	if (o.a.claim != CLAIM_NULL && o.opentype == OPEN4_CREATE)
 		return NFS4ERR_INVAL;
 	st = nfs4_open_begin(c, &o.a);
+	if (!st)
+		st = open_file(c, &o, &before, &after);
 	if (st)
 		return st;
-	if (o.a.claim == CLAIM_NULL)
-		st = open_by_name(c, &o, &before, &after);
-	else if (c->cfh.kind != FH4_EXPORT)
-		st = NFS4ERR_ISDIR;
-	if (!st && !o.a.created)
-		st = open_access(c, o.a.access);
-	if (!st)
-		st = open_apply_attrs(c, &o);
-	if (!st)
-		st = nfs4_open_finish(c, &o.a, &sid, &confirm);
+	cb_up = nfs4_cb_may_notify_lock(c);
+	o.a.want_deleg = deleg_wanted(c, &o, cb_up);
+	st = nfs4_open_finish(c, &o.a, &r);
 	if (st)
 		return st;
-	nfs4_set_cur_stateid(c, &sid);
-	nfs4_put_stateid(c->res, &sid);
+	nfs4_set_cur_stateid(c, &r.sid);
+	nfs4_put_stateid(c->res, &r.sid);
 	nfs4_put_cinfo(c->res, false, before, after);
 	xdr_put_u32(c->res, OPEN4_RESULT_LOCKTYPE_POSIX |
-	                        (confirm ? OPEN4_RESULT_CONFIRM : 0) |
-	                        (nfs4_cb_may_notify_lock(c)
-	                             ? OPEN4_RESULT_MAY_NOTIFY_LOCK
-	                             : 0));
+	                        (r.confirm ? OPEN4_RESULT_CONFIRM : 0) |
+	                        (cb_up ? OPEN4_RESULT_MAY_NOTIFY_LOCK : 0));
 	nfs4_put_bitmap(c->res, o.set);
-	xdr_put_u32(c->res, 0); /* OPEN_DELEGATE_NONE */
+	nfs4_deleg_put(c->res, &r);
 	return NFS4_OK;
 }
 
@@ -517,23 +564,4 @@ uint32_t nfs4_op_commit(struct nfs4_compound *c)
 		return nfs4_errno(rc);
 	xdr_put_fixed(c->res, c->srv->write_verf, 8);
 	return NFS4_OK;
-}
-
-/* No delegation is ever granted: any delegation stateid is bad. */
-uint32_t nfs4_op_delegreturn(struct nfs4_compound *c)
-{
-	struct nfs4_stateid sid;
-
-	if (!nfs4_get_stateid(c->args, &sid))
-		return NFS4ERR_BADXDR;
-	return NFS4ERR_BAD_STATEID;
-}
-
-uint32_t nfs4_op_delegpurge(struct nfs4_compound *c)
-{
-	uint64_t clientid;
-
-	if (!xdr_get_u64(c->args, &clientid))
-		return NFS4ERR_BADXDR;
-	return NFS4ERR_NOTSUPP;
 }

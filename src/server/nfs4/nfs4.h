@@ -53,6 +53,7 @@ struct nfs4_fh {
 
 struct nfs4_server;
 struct nfs4_session;
+struct nfs4_open_res;
 struct rpc_stats;
 struct snfsd;
 
@@ -253,6 +254,26 @@ bool nfs4_cb_may_notify_lock(struct nfs4_compound *c);
 /* Calls back sent, answered NFS4_OK, and failed (error, no answer). */
 void nfs4_cb_stats(struct nfs4_server *st, uint64_t *sent, uint64_t *ok,
                    uint64_t *failed);
+/* Delegations (deleg.c): granted, recalled, returned, revoked. */
+struct nfs4_deleg_stats {
+	uint64_t granted, recalled, returned, revoked;
+	uint32_t held;
+};
+void nfs4_deleg_stats(struct nfs4_server *st, struct nfs4_deleg_stats *out);
+/* Another client's delegation of the file (bh on the current fh's export)
+ * stands in the way of a change by this COMPOUND: recalled, waited for a
+ * moment, NFS4ERR_DELAY if it is still held. */
+uint32_t nfs4_deleg_conflict(struct nfs4_compound *c,
+                             const struct bk_handle *bh);
+/* The same for the object name in directory dir (REMOVE, RENAME). */
+uint32_t nfs4_deleg_conflict_name(struct nfs4_compound *c,
+                                  const struct nfs4_fh *dir, const char *name);
+/* OPEN's open_delegation4: the read delegation granted, or NONE. */
+void nfs4_deleg_put(struct xdr_out *x, const struct nfs4_open_res *r);
+/* CLAIM_DELEGATE_CUR/CLAIM_DELEG_CUR_FH: sid is a delegation of this
+ * client on the current file. */
+uint32_t nfs4_deleg_claim_check(struct nfs4_compound *c,
+                                const struct nfs4_stateid *sid);
 /* Drop the state of clients whose lease ran out (called per COMPOUND). */
 void nfs4_state_sweep(struct nfs4_server *st);
 /* Check a stateid for I/O on the current file (READ/WRITE/SETATTR size,
@@ -303,15 +324,24 @@ struct nfs4_open_args {
 	 * asked (its size), done by nfs4_open_finish once the share
 	 * reservations allow the open. */
 	const struct bk_setattr *trunc;
+	/* a read delegation may go with it (io.c: asked for reading only,
+	 * a 4.1 session that takes calls, an export that grants them) */
+	bool want_deleg;
+};
+struct nfs4_open_res {
+	struct nfs4_stateid sid;
+	bool confirm; /* 4.0: OPEN_CONFIRM needed */
+	bool deleg;   /* a read delegation, dsid, was granted */
+	struct nfs4_stateid dsid;
 };
 /* Check owner/seqid before the file system is touched. Returns NFS4_OK,
  * an error, or NFS4_REPLAYED (the reply was written). */
 uint32_t nfs4_open_begin(struct nfs4_compound *c,
                          const struct nfs4_open_args *a);
-/* Record the open of the current file; fills sid and *confirm (4.0). */
+/* Record the open of the current file. */
 uint32_t nfs4_open_finish(struct nfs4_compound *c,
                           const struct nfs4_open_args *a,
-                          struct nfs4_stateid *sid, bool *confirm);
+                          struct nfs4_open_res *r);
 uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
                                  struct nfs4_stateid *sid);
 uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,

@@ -16,4 +16,14 @@ struct snfsd;
 int nfs4_share_check(struct snfsd *s, const struct export *ex,
                      const struct bk_handle *bh, bool write);
 
+/* An NFSv3 change to the file (WRITE, SETATTR, LINK) or to the object
+ * name of directory dir (REMOVE, RENAME): NFSv4 read delegations of it
+ * are recalled first (deleg.c). 0 once none is held; -EAGAIN (JUKEBOX)
+ * while one still is after a short wait. Cheap when none is held. */
+int nfs4_deleg_break(struct snfsd *s, const struct export *ex,
+                     const struct bk_handle *bh);
+int nfs4_deleg_break_name(struct snfsd *s, const struct export *ex,
+                          const struct bk_cred *cred,
+                          const struct bk_handle *dir, const char *name);
+
 #endif

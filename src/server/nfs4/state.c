@@ -8,8 +8,8 @@
  * Leases are checked lazily: at most once a second a COMPOUND sweeps out
  * clients that have not renewed for a lease period. A grace period after
  * a restart lets the clients named in the state directory's record
- * reclaim their opens and locks. No callback path is ever set up, so no
- * delegation is ever granted and CREATE_SESSION grants no back channel. */
+ * reclaim their opens and locks. The back channel is callback.c's, the
+ * read delegations deleg.c's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +193,17 @@ static void reclaim_done(struct nfs4_server *st, struct nfs4_client *cl)
 
 /* ---- server ---- */
 
+/* Waits on it are bounded in nfs4_now()'s clock (deleg.c). */
+static void cond_init_monotonic(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 static struct nfs4_server *server_new(struct snfsd *s)
 {
 	struct nfs4_server *st = calloc(1, sizeof(*st));
@@ -201,6 +212,7 @@ static struct nfs4_server *server_new(struct snfsd *s)
 	if (!st)
 		return NULL;
 	pthread_mutex_init(&st->lock, NULL);
+	cond_init_monotonic(&st->deleg_cv);
 	st->srv = s;
 	st->lease = LEASE_DEFAULT;
 	if (env && atoi(env) >= 2 && atoi(env) <= 3600)
@@ -320,6 +332,7 @@ void nfs4_server_free(struct nfs4_server *st)
 	for (size_t i = 0; i < st->nnlm_notify; i++)
 		free(st->nlm_notify[i]);
 	free(st->nlm_notify);
+	pthread_cond_destroy(&st->deleg_cv);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -360,6 +373,7 @@ void nfs4_state_sweep(struct nfs4_server *st)
 		         (unsigned long long)cl->clientid);
 		client_destroy(st, cl, true);
 	}
+	nfs4_deleg_sweep(st);
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -998,9 +1012,10 @@ uint32_t nfs4_op_sequence(struct nfs4_compound *c)
 	xdr_put_u32(c->res, slotid);
 	xdr_put_u32(c->res, ses->nslots - 1);
 	xdr_put_u32(c->res, ses->nslots - 1);
-	xdr_put_u32(c->res, nfs4_cb_path_down(ses)
-	                        ? SEQ4_STATUS_CB_PATH_DOWN_SESSION
-	                        : 0);
+	xdr_put_u32(
+	    c->res,
+	    (nfs4_cb_path_down(ses) ? SEQ4_STATUS_CB_PATH_DOWN_SESSION : 0) |
+	        (ses->cl->nrevoked ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0));
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st == NFS4_REPLAYED ? NFS4_OK : st;

@@ -115,6 +115,11 @@ struct nfs4_stid {
 	/* A 4.0 open closed, its owner's ->closed: only in stid_hash, on
 	 * neither list, good for nothing but a replay of its CLOSE. */
 	bool closed;
+	/* A read delegation (deleg.c): no owner, access SHARE_READ. */
+	bool deleg;
+	bool revoked;      /* not returned in time: kept for FREE_STATEID */
+	time_t recalled;   /* CB_RECALL queued then; 0: not recalled */
+	struct nfs_fh *fh; /* its wire handle, for CB_RECALL */
 };
 
 /* An NFSv3 client's lock-owner on one file (NLM: caller_name, svid,
@@ -164,9 +169,11 @@ struct nfs4_client {
 	bool linux_impl;  /* EXCHANGE_ID named the Linux kernel client */
 	struct nfs4_session *sessions;
 	struct nfs4_owner *owners;
+	uint32_t nrevoked; /* its delegations revoked, not yet freed */
 };
 
-#define NFS4_HASH 4096 /* buckets of the stateid and file tables */
+#define NFS4_HASH 4096       /* buckets of the stateid and file tables */
+#define NFS4_COOL_SLOTS 1024 /* deleg.c's files recalled lately */
 
 struct nfs4_server {
 	pthread_mutex_t lock;
@@ -198,6 +205,16 @@ struct nfs4_server {
 	/* callback.c: remembered refused LOCKs; calls back and answers */
 	uint32_t cb_waits;
 	uint64_t cb_sent, cb_ok, cb_failed;
+	/* deleg.c: delegations in force (read without the lock for the
+	 * fast path of every write), recalled and not yet back, and the
+	 * threads waiting for one to come back */
+	uint32_t ndelegs, nrecalling, deleg_waiters;
+	pthread_cond_t deleg_cv; /* a delegation went */
+	struct nfs4_deleg_stats dstats;
+	struct {
+		uint64_t key; /* a file's hash */
+		time_t until;
+	} cool[NFS4_COOL_SLOTS]; /* files recalled lately */
 };
 
 time_t nfs4_now(void);
@@ -244,6 +261,38 @@ const struct nfs4_range *nfs4_nlm_conflict(const struct nfs4_file *f,
 void nfs4_nlm_wake(struct nfs4_server *st, struct nfs4_file *f);
 /* Drop every NLM owner and waiting request (at shutdown). */
 void nfs4_nlm_free_all(struct nfs4_server *st);
+
+/* stateid.c, for deleg.c */
+struct nfs4_stid *nfs4_stid_new(struct nfs4_server *st, struct nfs4_client *cl,
+                                struct nfs4_owner *o, struct nfs4_file *f,
+                                bool lock);
+void nfs4_stid_free(struct nfs4_server *st, struct nfs4_stid *s);
+void nfs4_stid_to_wire(const struct nfs4_server *st, const struct nfs4_stid *s,
+                       struct nfs4_stateid *out);
+/* A stateid in force and of the COMPOUND's client, its seqid checked. */
+uint32_t nfs4_stid_lookup(struct nfs4_compound *c,
+                          const struct nfs4_stateid *sid,
+                          struct nfs4_stid **out);
+bool nfs4_stid_on_cfh(const struct nfs4_compound *c, const struct nfs4_stid *s);
+
+/* deleg.c. OPEN by cl of f for reading only: a read delegation, when
+ * one may go (false otherwise). Under the lock. */
+bool nfs4_deleg_grant(struct nfs4_compound *c, struct nfs4_file *f,
+                      struct nfs4_client *cl, struct nfs4_stateid *sid);
+/* Delegations of f held by other clients than clientid (0: none is
+ * ours): recalled once, revoked once a lease went by since. True while
+ * one still stands in the way. Under the lock. */
+bool nfs4_deleg_recall_locked(struct nfs4_server *st, struct nfs4_file *f,
+                              uint64_t clientid);
+/* s, a delegation, goes (stateid.c's free). */
+void nfs4_deleg_forget(struct nfs4_server *st, struct nfs4_stid *s);
+/* Revoke the delegations recalled a lease ago (the sweep). */
+void nfs4_deleg_sweep(struct nfs4_server *st);
+
+/* callback.c: queue a CB_COMPOUND of one op (after CB_SEQUENCE) to a
+ * session of the client; false when it has none that takes calls. */
+bool nfs4_cb_call(struct nfs4_server *st, uint64_t clientid, uint32_t opnum,
+                  const struct xdr_out *body);
 
 /* callback.c. Parse callback_sec_parms4<> (false on bad XDR). */
 bool nfs4_cb_sec_parse(struct xdr_in *x, struct nfs4_cb_sec *sec);

@@ -207,8 +207,8 @@ void nfs4_file_put(struct nfs4_server *st, struct nfs4_file *f)
 	free(f);
 }
 
-static void stid_to_wire(const struct nfs4_server *st,
-                         const struct nfs4_stid *s, struct nfs4_stateid *out)
+void nfs4_stid_to_wire(const struct nfs4_server *st, const struct nfs4_stid *s,
+                       struct nfs4_stateid *out)
 {
 	out->seqid = s->seqid;
 	for (int i = 0; i < 4; i++)
@@ -217,9 +217,9 @@ static void stid_to_wire(const struct nfs4_server *st,
 		out->other[4 + i] = (uint8_t)(s->id >> (56 - 8 * i));
 }
 
-static struct nfs4_stid *stid_new(struct nfs4_server *st,
-                                  struct nfs4_client *cl, struct nfs4_owner *o,
-                                  struct nfs4_file *f, bool lock)
+struct nfs4_stid *nfs4_stid_new(struct nfs4_server *st, struct nfs4_client *cl,
+                                struct nfs4_owner *o, struct nfs4_file *f,
+                                bool lock)
 {
 	struct nfs4_stid *s = calloc(1, sizeof(*s));
 
@@ -269,7 +269,7 @@ static void stid_unlist(struct nfs4_server *st, struct nfs4_stid *s)
 		}
 }
 
-static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
+void nfs4_stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 {
 	struct nfs4_file *f = s->file;
 	bool held;
@@ -285,6 +285,8 @@ static void stid_free(struct nfs4_server *st, struct nfs4_stid *s)
 			break;
 		}
 	held = s->lock && s->ranges;
+	if (s->deleg)
+		nfs4_deleg_forget(st, s);
 	nfs4_ranges_free(s->ranges);
 	free(s);
 	if (held) /* NFSv3 clients may be waiting for these bytes */
@@ -299,7 +301,7 @@ static void open_locks_free(struct nfs4_server *st, struct nfs4_stid *open)
 	for (s = st->stids; s; s = n) {
 		n = s->next;
 		if (s->lock && s->open == open)
-			stid_free(st, s);
+			nfs4_stid_free(st, s);
 	}
 }
 
@@ -307,7 +309,7 @@ static void open_locks_free(struct nfs4_server *st, struct nfs4_stid *open)
 static void open_free(struct nfs4_server *st, struct nfs4_stid *open)
 {
 	open_locks_free(st, open);
-	stid_free(st, open);
+	nfs4_stid_free(st, open);
 }
 
 /* A 4.0 CLOSE: the open's share reservation and locks go, but its
@@ -334,7 +336,7 @@ static void owner_drop_closed(struct nfs4_server *st, struct nfs4_owner *o)
 
 	if (s) {
 		o->closed = NULL;
-		stid_free(st, s);
+		nfs4_stid_free(st, s);
 	}
 }
 
@@ -347,12 +349,12 @@ void nfs4_client_drop_state(struct nfs4_server *st, struct nfs4_client *cl)
 	for (s = st->stids; s; s = n) {
 		n = s->next;
 		if (s->cl == cl && s->lock)
-			stid_free(st, s);
+			nfs4_stid_free(st, s);
 	}
 	for (s = st->stids; s; s = n) {
 		n = s->next;
 		if (s->cl == cl)
-			stid_free(st, s);
+			nfs4_stid_free(st, s);
 	}
 }
 
@@ -427,6 +429,8 @@ static uint32_t stid_find(struct nfs4_compound *c,
 
 	if (!st && (*out)->closed)
 		return NFS4ERR_BAD_STATEID;
+	if (!st && (*out)->revoked)
+		return NFS4ERR_DELEG_REVOKED;
 	return st;
 }
 
@@ -444,17 +448,16 @@ static uint32_t stid_seqid_check(const struct nfs4_compound *c,
 }
 
 /* Find a stateid and check its seqid. */
-static uint32_t stid_lookup(struct nfs4_compound *c,
-                            const struct nfs4_stateid *sid,
-                            struct nfs4_stid **out)
+uint32_t nfs4_stid_lookup(struct nfs4_compound *c,
+                          const struct nfs4_stateid *sid,
+                          struct nfs4_stid **out)
 {
 	uint32_t st = stid_find(c, sid, out);
 
 	return st ? st : stid_seqid_check(c, sid, *out);
 }
 
-static bool stid_on_cfh(const struct nfs4_compound *c,
-                        const struct nfs4_stid *s)
+bool nfs4_stid_on_cfh(const struct nfs4_compound *c, const struct nfs4_stid *s)
 {
 	const struct nfs4_file *f = s->file;
 
@@ -492,7 +495,7 @@ static uint32_t stid_lookup_seqid(struct nfs4_compound *c,
 
 	if (st)
 		return st;
-	if ((*out)->lock != lock || !stid_on_cfh(c, *out))
+	if ((*out)->lock != lock || (*out)->deleg || !nfs4_stid_on_cfh(c, *out))
 		return NFS4ERR_BAD_STATEID;
 	st = stid_seqid_check(c, sid, *out);
 	if (st == NFS4ERR_BAD_STATEID)
@@ -541,21 +544,25 @@ uint32_t nfs4_check_io_stateid(struct nfs4_compound *c,
 				st = NFS4ERR_LOCKED;
 		goto out;
 	}
-	st = stid_lookup(c, sid, &s);
+	st = nfs4_stid_lookup(c, sid, &s);
 	if (st)
 		goto out;
-	if (!stid_on_cfh(c, s)) {
+	if (!nfs4_stid_on_cfh(c, s)) {
 		st = NFS4ERR_BAD_STATEID;
 		goto out;
 	}
 	s->cl->renewed = nfs4_now();
 	open = s->lock ? s->open : s;
 	/* READ with a write-only open is allowed, as Linux does (the
-	 * client reads around partial page writes). */
+	 * client reads around partial page writes). A read delegation
+	 * reads only. */
 	if (mode == STID_WRITE && !(open->access & SHARE_WRITE))
 		st = NFS4ERR_OPENMODE;
 out:
 	pthread_mutex_unlock(&c->st->lock);
+	/* A write beside another client's read delegation recalls it. */
+	if (!st && mode == STID_WRITE)
+		st = nfs4_deleg_conflict(c, &c->cfh.bh);
 	return st;
 }
 
@@ -584,7 +591,8 @@ static uint32_t share_conflict(const struct nfs4_file *f,
                                uint32_t deny)
 {
 	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
-		if (s == self || s->lock)
+		/* delegations are recalled instead (nfs4_open_finish) */
+		if (s == self || s->lock || s->deleg)
 			continue;
 		if ((access & s->deny) || (deny & s->access))
 			return NFS4ERR_SHARE_DENIED;
@@ -658,7 +666,7 @@ out:
 
 uint32_t nfs4_open_finish(struct nfs4_compound *c,
                           const struct nfs4_open_args *a,
-                          struct nfs4_stateid *sid, bool *confirm)
+                          struct nfs4_open_res *r)
 {
 	struct nfs4_owner *o;
 	struct nfs4_file *f;
@@ -673,8 +681,18 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 		goto out;
 	}
 	for (s = f->stids; s; s = s->fnext)
-		if (!s->lock && s->owner == o)
+		if (!s->lock && !s->deleg && s->owner == o)
 			break;
+	/* Writing, or denying reads, conflicts with other clients' read
+	 * delegations: recalled, and the client asks again (DELAY). One
+	 * that raced in after io.c waited for them is caught here. */
+	if ((a->access & SHARE_WRITE) || a->deny || a->trunc) {
+		if (nfs4_deleg_recall_locked(c->st, f, o->cl->clientid)) {
+			nfs4_file_put(c->st, f);
+			st = NFS4ERR_DELAY;
+			goto out;
+		}
+	}
 	/* A truncating OPEN writes the file, whatever access it asks: an
 	 * open elsewhere that denies writes refuses it (SHARE_DENIED,
 	 * RFC 8881 18.16.3, 9.7). */
@@ -701,7 +719,7 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 		s->deny |= a->deny;
 		s->seqid++;
 	} else {
-		s = stid_new(c->st, o->cl, o, f, false);
+		s = nfs4_stid_new(c->st, o->cl, o, f, false);
 		if (!s) {
 			nfs4_file_put(c->st, f);
 			st = NFS4ERR_RESOURCE;
@@ -710,8 +728,9 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 		s->access = a->access;
 		s->deny = a->deny;
 	}
-	stid_to_wire(c->st, s, sid);
-	*confirm = c->minor == 0 && !o->confirmed;
+	nfs4_stid_to_wire(c->st, s, &r->sid);
+	r->confirm = c->minor == 0 && !o->confirmed;
+	r->deleg = a->want_deleg && nfs4_deleg_grant(c, f, o->cl, &r->dsid);
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
@@ -746,7 +765,7 @@ uint32_t nfs4_open_confirm_state(struct nfs4_compound *c, uint32_t seqid,
 		} else {
 			s->owner->confirmed = true;
 			s->seqid++;
-			stid_to_wire(c->st, s, sid);
+			nfs4_stid_to_wire(c->st, s, sid);
 		}
 	}
 	pthread_mutex_unlock(&c->st->lock);
@@ -770,7 +789,7 @@ uint32_t nfs4_open_downgrade_state(struct nfs4_compound *c, uint32_t seqid,
 			s->access = access;
 			s->deny = deny;
 			s->seqid++;
-			stid_to_wire(c->st, s, sid);
+			nfs4_stid_to_wire(c->st, s, sid);
 		}
 	}
 	pthread_mutex_unlock(&c->st->lock);
@@ -787,7 +806,7 @@ uint32_t nfs4_close_state(struct nfs4_compound *c, uint32_t seqid,
 	st = open_stid(c, seqid, sid, &s);
 	if (!st) {
 		s->seqid++;
-		stid_to_wire(c->st, s, sid);
+		nfs4_stid_to_wire(c->st, s, sid);
 		/* Its locks go too: the Linux client unlocks first; a
 		 * client that does not loses them rather than leaking.
 		 * 4.1 replays from the session's slot and keeps nothing. */
@@ -995,7 +1014,7 @@ static uint32_t lock_stid(struct nfs4_compound *c, const struct lock_args *a,
 		if (s->lock && s->owner == lo)
 			break;
 	if (!s) {
-		s = stid_new(c->st, open->cl, lo, open->file, true);
+		s = nfs4_stid_new(c->st, open->cl, lo, open->file, true);
 		if (!s)
 			return NFS4ERR_RESOURCE;
 		s->open = open;
@@ -1057,7 +1076,7 @@ uint32_t nfs4_op_lock(struct nfs4_compound *c)
 		nfs4_nlm_wake(c->st, s->file);
 	s->seqid++;
 	s->cl->renewed = nfs4_now();
-	stid_to_wire(c->st, s, &sid);
+	nfs4_stid_to_wire(c->st, s, &sid);
 	nfs4_put_stateid(c->res, &sid);
 	nfs4_set_cur_stateid(c, &sid);
 out:
@@ -1130,7 +1149,7 @@ uint32_t nfs4_op_locku(struct nfs4_compound *c)
 	nfs4_nlm_wake(c->st, s->file);
 	s->seqid++;
 	s->cl->renewed = nfs4_now();
-	stid_to_wire(c->st, s, &sid);
+	nfs4_stid_to_wire(c->st, s, &sid);
 	nfs4_put_stateid(c->res, &sid);
 	nfs4_set_cur_stateid(c, &sid);
 out:
@@ -1165,7 +1184,7 @@ uint32_t nfs4_op_release_lockowner(struct nfs4_compound *c)
 	for (s = c->st->stids; s; s = next) {
 		next = s->next;
 		if (s->owner == o)
-			stid_free(c->st, s);
+			nfs4_stid_free(c->st, s);
 	}
 	owner_unlink(c->st, o);
 out:
@@ -1192,7 +1211,7 @@ uint32_t nfs4_op_test_stateid(struct nfs4_compound *c)
 			return NFS4ERR_BADXDR;
 		}
 		st = sid_anonymous(&sid) ? NFS4ERR_BAD_STATEID
-		                         : stid_lookup(c, &sid, &s);
+		                         : nfs4_stid_lookup(c, &sid, &s);
 		xdr_put_u32(c->res, st);
 	}
 	pthread_mutex_unlock(&c->st->lock);
@@ -1211,12 +1230,18 @@ uint32_t nfs4_op_free_stateid(struct nfs4_compound *c)
 	if (st)
 		return st;
 	pthread_mutex_lock(&c->st->lock);
-	st = stid_lookup(c, &sid, &s);
+	/* A revoked delegation is what FREE_STATEID is for (RFC 8881
+	 * 8.2.4, 18.38); one in force must be returned (DELEGRETURN). */
+	st = stid_find_any(c, &sid, &s);
+	if (!st && s->closed)
+		st = NFS4ERR_BAD_STATEID;
+	if (!st)
+		st = stid_seqid_check(c, &sid, s);
 	if (!st) {
-		if (!s->lock || s->ranges)
+		if (s->deleg ? !s->revoked : (!s->lock || s->ranges))
 			st = NFS4ERR_LOCKS_HELD;
 		else
-			stid_free(c->st, s);
+			nfs4_stid_free(c->st, s);
 	}
 	pthread_mutex_unlock(&c->st->lock);
 	return st;

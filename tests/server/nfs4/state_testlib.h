@@ -82,6 +82,8 @@ struct open_res {
 	uint32_t rflags;
 	uint32_t attrset[3];
 	uint32_t deleg, why;
+	struct nfs4_stateid dsid; /* OPEN_DELEGATE_READ's */
+	uint32_t ace_type;
 };
 
 static inline bool get_open_res(struct xdr_in *x, struct open_res *r)
@@ -94,7 +96,15 @@ static inline bool get_open_res(struct xdr_in *x, struct open_res *r)
 	    !xdr_get_u32(x, &r->rflags) || !nfs4_get_bitmap(x, r->attrset) ||
 	    !xdr_get_u32(x, &r->deleg))
 		return false;
-	if (r->deleg != 3) /* only OPEN_DELEGATE_NONE is expected */
+	if (r->deleg == 1) { /* OPEN_DELEGATE_READ: stateid, recall, ace */
+		uint32_t v;
+		const uint8_t *who;
+		return nfs4_get_stateid(x, &r->dsid) && xdr_get_bool(x, &b) &&
+		       !b && xdr_get_u32(x, &r->ace_type) &&
+		       xdr_get_u32(x, &v) && xdr_get_u32(x, &v) &&
+		       xdr_get_opaque_ref(x, &who, &v, 1024);
+	}
+	if (r->deleg != 3) /* no write delegation is ever granted */
 		return r->deleg == 0;
 	if (!xdr_get_u32(x, &r->why))
 		return false;

@@ -18,6 +18,7 @@
 #include "compound_testlib.h"
 #include "server/exports.h"
 #include "server/nfs4/nfs4.h"
+#include "server/nfs4/share.h"
 #include "server/nfs4/state_int.h"
 #include "server/nlm/nlm.h"
 #include "state_testlib.h"
@@ -41,7 +42,7 @@ struct fake_conn {
 	size_t last_len;
 };
 
-static struct fake_conn conns[3];
+static struct fake_conn conns[4];
 
 static void f_hold(struct rpc_conn *c)
 {
@@ -283,32 +284,55 @@ struct cb_call {
 	char owner[64];
 };
 
-static bool decode_call(const struct fake_conn *f, struct cb_call *k)
+/* The CB_COMPOUND last sent on f, up to its second op's number. */
+static bool decode_head(const struct fake_conn *f, struct cb_call *k,
+                        struct xdr_in *x)
 {
-	struct xdr_in x;
 	uint32_t v, len;
 	const uint8_t *p;
 
 	memset(k, 0, sizeof(*k));
-	xdr_in_init(&x, f->last, f->last_len);
-	if (!xdr_get_u32(&x, &k->xid) || !xdr_get_u32(&x, &v) || v != 0 ||
-	    !xdr_get_u32(&x, &v) || v != 2 || !xdr_get_u32(&x, &k->prog) ||
-	    !xdr_get_u32(&x, &k->vers) || !xdr_get_u32(&x, &k->proc) ||
-	    !xdr_get_u32(&x, &k->flavor) ||
-	    !xdr_get_opaque_ref(&x, &p, &len, 400) || !xdr_get_u32(&x, &v) ||
-	    !xdr_get_opaque_ref(&x, &p, &len, 400) ||
-	    !xdr_get_opaque_ref(&x, &p, &len, 64) || /* tag */
-	    !xdr_get_u32(&x, &k->minor) || !xdr_get_u32(&x, &v) ||
-	    !xdr_get_u32(&x, &k->nops) || !xdr_get_u32(&x, &v) || v != 11 ||
-	    !xdr_get_fixed(&x, k->sid, 16) || !xdr_get_u32(&x, &k->seq) ||
-	    !xdr_get_u32(&x, &k->slot) || !xdr_get_u32(&x, &v) ||
-	    !xdr_get_bool(&x, &(bool){0}) || !xdr_get_u32(&x, &v) || v != 0 ||
-	    !xdr_get_u32(&x, &k->op2) ||
+	xdr_in_init(x, f->last, f->last_len);
+	return xdr_get_u32(x, &k->xid) && xdr_get_u32(x, &v) && v == 0 &&
+	       xdr_get_u32(x, &v) && v == 2 && xdr_get_u32(x, &k->prog) &&
+	       xdr_get_u32(x, &k->vers) && xdr_get_u32(x, &k->proc) &&
+	       xdr_get_u32(x, &k->flavor) &&
+	       xdr_get_opaque_ref(x, &p, &len, 400) && xdr_get_u32(x, &v) &&
+	       xdr_get_opaque_ref(x, &p, &len, 400) &&
+	       xdr_get_opaque_ref(x, &p, &len, 64) && /* tag */
+	       xdr_get_u32(x, &k->minor) && xdr_get_u32(x, &v) &&
+	       xdr_get_u32(x, &k->nops) && xdr_get_u32(x, &v) && v == 11 &&
+	       xdr_get_fixed(x, k->sid, 16) && xdr_get_u32(x, &k->seq) &&
+	       xdr_get_u32(x, &k->slot) && xdr_get_u32(x, &v) &&
+	       xdr_get_bool(x, &(bool){0}) && xdr_get_u32(x, &v) && v == 0 &&
+	       xdr_get_u32(x, &k->op2);
+}
+
+/* ... a CB_NOTIFY_LOCK */
+static bool decode_call(const struct fake_conn *f, struct cb_call *k)
+{
+	struct xdr_in x;
+
+	if (!decode_head(f, k, &x) ||
 	    !xdr_get_opaque(&x, k->fh, &k->fhlen, sizeof(k->fh)) ||
 	    !xdr_get_u64(&x, &k->clientid) ||
 	    !xdr_get_string(&x, k->owner, sizeof(k->owner), 63))
 		return false;
 	return xdr_in_remaining(&x) == 0;
+}
+
+/* ... a CB_RECALL: its stateid in *sid */
+static bool decode_recall(const struct fake_conn *f, struct cb_call *k,
+                          struct nfs4_stateid *sid)
+{
+	struct xdr_in x;
+	bool truncate = true;
+
+	if (!decode_head(f, k, &x) || k->op2 != 4 ||
+	    !nfs4_get_stateid(&x, sid) || !xdr_get_bool(&x, &truncate) ||
+	    !xdr_get_opaque(&x, k->fh, &k->fhlen, sizeof(k->fh)))
+		return false;
+	return !truncate && xdr_in_remaining(&x) == 0;
 }
 
 /* The client's answer to call k: CB_SEQUENCE's status seq_st, the
@@ -337,7 +361,7 @@ static void answer(int conn, const struct cb_call *k, uint32_t seq_st,
 		xdr_put_u32(&x, 0);
 		xdr_put_u32(&x, 0);
 		xdr_put_u32(&x, 0);
-		xdr_put_u32(&x, 13);
+		xdr_put_u32(&x, k->op2);
 		xdr_put_u32(&x, st);
 	}
 	xdr_out_init(&none, 64, 64);
@@ -589,6 +613,326 @@ static void test_notify_lock(void)
 	conns[1].open = true;
 }
 
+/* ---- read delegations (deleg.c) ---- */
+
+enum { OPEN_DELEGATE_READ = 1, WANT_NO_DELEG = 0x400 };
+enum { CLAIM_DELEG_CUR_FH = 5, RECALLABLE_STATE_REVOKED = 0x40 };
+
+/* OPEN of name for access (share_access with its WANT bits). */
+static uint32_t cli_open_r(struct cli *c, const char *owner, const char *name,
+                           uint32_t access, struct open_res *r)
+{
+	struct open_spec o = spec41(owner, name, T_UNCHECKED4);
+	uint32_t st;
+
+	o.access = access;
+	use(c);
+	st = open41(&o, r);
+	keep(c);
+	return st;
+}
+
+static uint32_t cli_sid_op(struct cli *c, uint32_t opnum, const char *name,
+                           const struct nfs4_stateid *sid, uint32_t *inner)
+{
+	uint32_t st;
+
+	use(c);
+	st = sid_op41(opnum, name, sid, inner);
+	keep(c);
+	return st;
+}
+
+/* READ (or WRITE of one byte) of name with sid. */
+static uint32_t cli_io(struct cli *c, const char *name, bool write,
+                       const struct nfs4_stateid *sid)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	use(c);
+	c41(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, write ? OP4_WRITE : OP4_READ);
+	nfs4_put_stateid(&b.x, sid);
+	xdr_put_u64(&b.x, 0);
+	if (write) {
+		xdr_put_u32(&b.x, 2); /* FILE_SYNC */
+		xdr_put_opaque(&b.x, "x", 1);
+	} else {
+		xdr_put_u32(&b.x, 16);
+	}
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	keep(c);
+	return st;
+}
+
+/* OPEN CLAIM_DELEG_CUR_FH of name under delegation dsid (read access). */
+static uint32_t cli_claim_deleg(struct cli *c, const char *owner,
+                                const char *name,
+                                const struct nfs4_stateid *dsid)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	use(c);
+	c41(&b, rwdir);
+	op_name(&b, OP4_LOOKUP, name);
+	op(&b, OP4_OPEN);
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u32(&b.x, 1); /* READ */
+	xdr_put_u32(&b.x, 0);
+	xdr_put_u64(&b.x, c->clientid);
+	xdr_put_string(&b.x, owner);
+	xdr_put_u32(&b.x, 0); /* NOCREATE */
+	xdr_put_u32(&b.x, CLAIM_DELEG_CUR_FH);
+	nfs4_put_stateid(&b.x, dsid);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	keep(c);
+	return st;
+}
+
+static uint32_t cli_remove(struct cli *c, const char *name)
+{
+	struct reply rep = {0};
+	struct cbuf b;
+	uint32_t st;
+
+	use(c);
+	c41(&b, rwdir);
+	op_name(&b, OP4_REMOVE, name);
+	st = c_send(&b, &rep);
+	rep_free(&rep);
+	keep(c);
+	return st;
+}
+
+static struct nfs4_deleg_stats dstats(void)
+{
+	struct nfs4_deleg_stats d;
+
+	nfs4_deleg_stats(S.nfs4, &d);
+	return d;
+}
+
+/* The recall last sent on conn names dsid and the file's handle. */
+static bool recalled(int conn, struct cli *c, const char *name,
+                     const struct nfs4_stateid *dsid, struct cb_call *k)
+{
+	struct nfs4_stateid got;
+	uint8_t fh[128];
+	uint32_t fhlen = cli_getfh(c, name, fh);
+
+	return decode_recall(&conns[conn], k, &got) &&
+	       !memcmp(got.other, dsid->other, 12) &&
+	       got.seqid == dsid->seqid && k->fhlen == fhlen &&
+	       !memcmp(k->fh, fh, fhlen);
+}
+
+static struct cli C, D;
+
+static void test_deleg_grant(struct open_res *ra)
+{
+	struct open_res r;
+
+	CHECK(cli_open_r(&A, "dA", "dfile", 1, ra) == NFS4_OK &&
+	          ra->deleg == OPEN_DELEGATE_READ && ra->ace_type == 0,
+	      "delegations: OPEN for reading on a session that takes calls "
+	      "back: a read delegation");
+	CHECK(cli_open_r(&A, "dA2", "dfile", 1, &r) == NFS4_OK && r.deleg == 0,
+	      "... the same client again: none more (one per file)");
+	CHECK(cli_open_r(&B, "dB", "dfile2", 1 | WANT_NO_DELEG, &r) ==
+	              NFS4_OK &&
+	          r.deleg == 0,
+	      "... WANT_NO_DELEG: none");
+	CHECK(cli_open_r(&B, "dB", "dfile2", 3, &r) == NFS4_OK && r.deleg == 0,
+	      "... reading and writing: none");
+	CHECK(cli_new(&D, "deleg-nocb", -1, 0, NULL) == NFS4_OK &&
+	          cli_open_r(&D, "dD", "dfile", 1, &r) == NFS4_OK &&
+	          r.deleg == 0,
+	      "... a session with no back channel: none");
+	CHECK(cli_open_r(&C, "dC", "dfile2", 1, &r) == NFS4_OK && r.deleg == 0,
+	      "... a file another client has open for writing: none");
+	CHECK(cli_io(&A, "dfile", false, &ra->dsid) == NFS4_OK,
+	      "READ with the delegation's stateid");
+	CHECK(cli_io(&A, "dfile", true, &ra->dsid) == NFS4ERR_OPENMODE,
+	      "WRITE with it: OPENMODE");
+	CHECK(cli_sid_op(&A, OP4_CLOSE, "dfile", &ra->dsid, NULL) ==
+	          NFS4ERR_BAD_STATEID,
+	      "CLOSE of a delegation stateid: BAD_STATEID");
+	CHECK(cli_sid_op(&B, OP4_DELEGRETURN, "dfile", &ra->dsid, NULL) ==
+	          NFS4ERR_BAD_STATEID,
+	      "DELEGRETURN by another client: BAD_STATEID");
+}
+
+static void test_deleg_recall(const struct open_res *ra)
+{
+	struct nfs4_deleg_stats d0 = dstats(), d;
+	struct open_res r;
+	struct cb_call k;
+	int before = conns[0].sent;
+
+	CHECK(cli_open_r(&B, "dB", "dfile", 3, &r) == NFS4ERR_DELAY &&
+	          conns[0].sent == before + 1,
+	      "another client's OPEN for writing: DELAY, and a call on the "
+	      "holder's back channel");
+	CHECK(recalled(0, &A, "dfile", &ra->dsid, &k) && k.minor == 1 &&
+	          !memcmp(k.sid, A.sid, 16),
+	      "... CB_RECALL of the delegation's stateid, the file's handle, "
+	      "truncate false, on A's session");
+	CHECK(cli_open_r(&B, "dB", "dfile", 3, &r) == NFS4ERR_DELAY &&
+	          conns[0].sent == before + 1,
+	      "... asked again before the return: DELAY, not recalled twice");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
+	CHECK(cli_claim_deleg(&A, "dA3", "dfile", &ra->dsid) == NFS4_OK,
+	      "the holder opens on the server under its delegation "
+	      "(CLAIM_DELEG_CUR_FH)");
+	CHECK(cli_claim_deleg(&B, "dB", "dfile", &ra->dsid) ==
+	          NFS4ERR_BAD_STATEID,
+	      "... CLAIM_DELEG_CUR_FH with another client's: BAD_STATEID");
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile", &ra->dsid, NULL) ==
+	          NFS4_OK,
+	      "DELEGRETURN");
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile", &ra->dsid, NULL) ==
+	          NFS4ERR_BAD_STATEID,
+	      "... again: BAD_STATEID");
+	CHECK(cli_open_r(&B, "dB", "dfile", 3, &r) == NFS4_OK,
+	      "the writer's OPEN goes through");
+	CHECK(cli_open_r(&C, "dC2", "dfile", 1, &r) == NFS4_OK && r.deleg == 0,
+	      "no delegation on a file just recalled");
+	d = dstats();
+	CHECK(d.recalled == d0.recalled + 1 && d.returned == d0.returned + 1 &&
+	          d.held == d0.held - 1,
+	      "counted: recalled, returned, one fewer held");
+}
+
+static void backdate_recalls(void)
+{
+	pthread_mutex_lock(&S.nfs4->lock);
+	for (struct nfs4_stid *s = S.nfs4->stids; s; s = s->next)
+		if (s->deleg && s->recalled)
+			s->recalled -= S.nfs4->lease + 5;
+	pthread_mutex_unlock(&S.nfs4->lock);
+}
+
+static void test_deleg_revoke(void)
+{
+	const struct nfs4_stateid anon = {0};
+	struct nfs4_deleg_stats d0 = dstats(), d;
+	struct open_res ra;
+	struct cb_call k;
+	uint32_t flags = 0, inner = 0;
+
+	CHECK(cli_open_r(&A, "dA", "dfile3", 1, &ra) == NFS4_OK &&
+	          ra.deleg == OPEN_DELEGATE_READ,
+	      "revocation: A holds a delegation of a new file");
+	CHECK(cli_io(&B, "dfile3", true, &anon) == NFS4ERR_DELAY &&
+	          recalled(0, &A, "dfile3", &ra.dsid, &k),
+	      "a WRITE with the anonymous stateid: DELAY (recalled)");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
+	backdate_recalls();
+	CHECK(cli_io(&B, "dfile3", true, &anon) == NFS4_OK,
+	      "not returned a lease after the recall: revoked, the WRITE "
+	      "goes through");
+	CHECK(cli_sequence(&A, &flags) == NFS4_OK &&
+	          (flags & RECALLABLE_STATE_REVOKED),
+	      "SEQUENCE tells A: RECALLABLE_STATE_REVOKED");
+	CHECK(cli_sid_op(&A, OP4_TEST_STATEID, NULL, &ra.dsid, &inner) ==
+	              NFS4_OK &&
+	          inner == NFS4ERR_DELEG_REVOKED,
+	      "TEST_STATEID: DELEG_REVOKED");
+	CHECK(cli_io(&A, "dfile3", false, &ra.dsid) == NFS4ERR_DELEG_REVOKED,
+	      "READ with it: DELEG_REVOKED");
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile3", &ra.dsid, NULL) ==
+	          NFS4ERR_DELEG_REVOKED,
+	      "DELEGRETURN: DELEG_REVOKED");
+	CHECK(cli_sid_op(&A, OP4_FREE_STATEID, NULL, &ra.dsid, NULL) ==
+	              NFS4_OK &&
+	          cli_sequence(&A, &flags) == NFS4_OK &&
+	          !(flags & RECALLABLE_STATE_REVOKED),
+	      "FREE_STATEID frees it; SEQUENCE no longer says so");
+	d = dstats();
+	CHECK(d.revoked == d0.revoked + 1, "counted: revoked");
+	CHECK(cli_open_r(&A, "dA", "dfile4", 1, &ra) == NFS4_OK &&
+	          ra.deleg == OPEN_DELEGATE_READ &&
+	          cli_sid_op(&A, OP4_FREE_STATEID, NULL, &ra.dsid, NULL) ==
+	              NFS4ERR_LOCKS_HELD,
+	      "FREE_STATEID of a delegation in force: LOCKS_HELD");
+	CHECK(cli_remove(&B, "dfile4") == NFS4ERR_DELAY &&
+	          recalled(0, &A, "dfile4", &ra.dsid, &k),
+	      "REMOVE of a delegated file by another client: DELAY, "
+	      "recalled");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
+	CHECK(cli_remove(&A, "dfile4") == NFS4_OK,
+	      "... by the holder itself: done, no recall needed");
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, NULL, &ra.dsid, NULL) ==
+	          NFS4ERR_NOFILEHANDLE,
+	      "DELEGRETURN with no current fh: NOFILEHANDLE");
+}
+
+/* An NFSv3 change (nfs4_deleg_break) recalls too, and waits. */
+static void test_deleg_v3(void)
+{
+	struct open_res ra;
+	struct cb_call k;
+	struct nfs4_file *f = NULL;
+	struct export ex;
+	struct bk_handle bh;
+	int before;
+
+	CHECK(cli_open_r(&A, "dA", "dfile5", 1, &ra) == NFS4_OK &&
+	          ra.deleg == OPEN_DELEGATE_READ,
+	      "v3: A holds a delegation");
+	uint64_t id = 0;
+	for (int i = 4; i < 12; i++)
+		id = id << 8 | ra.dsid.other[i];
+	pthread_mutex_lock(&S.nfs4->lock);
+	for (struct nfs4_stid *s = S.nfs4->stids; s; s = s->next)
+		if (s->deleg && s->id == id)
+			f = s->file;
+	memset(&ex, 0, sizeof(ex));
+	if (f) {
+		ex.fsid = f->fsid;
+		bh = f->bh;
+	}
+	pthread_mutex_unlock(&S.nfs4->lock);
+	if (!f) {
+		CHECK(false, "v3: its file found");
+		return;
+	}
+	before = conns[0].sent;
+	CHECK(nfs4_deleg_break(&S, &ex, &bh) == -EAGAIN &&
+	          conns[0].sent == before + 1 &&
+	          recalled(0, &A, "dfile5", &ra.dsid, &k),
+	      "an NFSv3 change: recalled, -EAGAIN (JUKEBOX) when not back in "
+	      "time");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile5", &ra.dsid, NULL) ==
+	              NFS4_OK &&
+	          nfs4_deleg_break(&S, &ex, &bh) == 0,
+	      "... returned: the change may go on");
+}
+
+static void test_delegations(void)
+{
+	struct open_res ra;
+
+	conns[3].open = true;
+	CHECK(cli_new(&C, "deleg-C", 3, CS_CONN_BACK_CHAN, NULL) == NFS4_OK,
+	      "delegations: a third client");
+	test_deleg_grant(&ra);
+	test_deleg_recall(&ra);
+	test_deleg_revoke();
+	test_deleg_v3();
+	use(&C);
+	CHECK(destroy_session() == NFS4_OK && conns[3].holds == 0,
+	      "delegations: the third client's session goes");
+}
+
 static void test_release(void)
 {
 	use(&B);
@@ -613,7 +957,8 @@ static int setup(void)
 		return -errno;
 	snprintf(rwdir, sizeof(rwdir), "%s/rw", base);
 	mkdir(rwdir, 0755);
-	snprintf(spec, sizeof(spec), "%s:rw,insecure,no_root_squash", rwdir);
+	snprintf(spec, sizeof(spec),
+	         "%s:rw,insecure,no_root_squash,delegations", rwdir);
 	specs[0] = spec;
 	rc = exports_load(NULL, specs, 1, &t, err, sizeof(err));
 	if (rc) {
@@ -639,6 +984,7 @@ int main(void)
 		TEST_EXIT();
 	test_binding();
 	test_notify_lock();
+	test_delegations();
 	test_release();
 	testsrv_stop(base);
 	TEST_EXIT();
