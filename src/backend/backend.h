@@ -130,6 +130,10 @@ struct bk_dirent {
  * or a negative errno to abort. */
 typedef int (*bk_dirent_fn)(void *arg, const struct bk_dirent *e);
 
+/* A watch on a file for changes beside the server (bk_ops.lease). */
+struct bk_lease;
+typedef void (*bk_lease_fn)(void *ctx, uint64_t cookie);
+
 /* A hole/data extent list for READ_PLUS and SEEK (later issues). */
 struct bk_extent {
 	uint64_t off, len;
@@ -326,6 +330,18 @@ struct bk_ops {
 	 * the scope. Calls that change the file end that sharing. NULL where
 	 * there is nothing to share. */
 	void (*io_scope)(struct bk_export *ex, bool begin);
+
+	/* Optional, for NFSv4 delegations: watch regular file h for changes
+	 * made beside the server (an open for writing, a truncation by
+	 * another program). broken(ctx, cookie) is called, from a thread of
+	 * the backend's, when one starts; the change waits (a while, as the
+	 * system allows) until lease_end. -EAGAIN while the file is open for
+	 * writing (by anyone, the server too), other -errno when it cannot
+	 * be watched. NULL where unsupported: no delegation is granted. */
+	int (*lease)(struct bk_export *ex, const struct bk_handle *h,
+	             bk_lease_fn broken, void *ctx, uint64_t cookie,
+	             struct bk_lease **out);
+	void (*lease_end)(struct bk_lease *l);
 };
 
 extern const struct bk_ops bk_posix_ops;

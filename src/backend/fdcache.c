@@ -104,10 +104,15 @@ static int open_for_io(struct bk_export *ex, const struct bk_handle *h,
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
-	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: where a delegation's lease (lease.c) still holds the
+	 * file, an open for writing fails at once (-EAGAIN: the client is
+	 * told to ask again) instead of waiting out the lease break in a
+	 * worker thread. Reads and writes of regular files ignore it. */
+	fd = open(path, (write ? O_RDWR | O_NONBLOCK : O_RDONLY) | O_CLOEXEC |
+	                    O_NOCTTY);
 	*writable = write;
 	if (fd < 0)
-		fd = -errno;
+		fd = errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	close(pfd);
 	return fd;
 }

@@ -1150,4 +1150,6 @@ const struct bk_ops bk_posix_ops = {
     .copy = posix_copy,
     .clone = posix_clone,
     .extents = posix_extents,
+    .lease = posix_lease,
+    .lease_end = posix_lease_end,
 };

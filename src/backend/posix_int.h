@@ -36,6 +36,11 @@ struct bk_export {
 /* Open h as the server with flags (O_PATH, O_RDONLY|O_DIRECTORY, ...).
  * Fills *st. Returns the fd or -EBADF (malformed), -ESTALE (deleted),
  * -EXDEV (another device). */
+/* lease.c: bk_ops.lease and lease_end */
+int posix_lease(struct bk_export *ex, const struct bk_handle *h,
+                bk_lease_fn broken, void *ctx, uint64_t cookie,
+                struct bk_lease **out);
+void posix_lease_end(struct bk_lease *l);
 int posix_open(struct bk_export *ex, const struct bk_handle *h, int flags,
                struct stat *st);
 /* The handle of fd, or of name under fd when name is not "". */

@@ -122,6 +122,19 @@ touch /tmp/lk.done
 wait "$lkpid"
 res lk-holder-sees-write content /mnt4/f6 new6
 
+# 7. A change beside snfsd: a program on the server writes a delegated
+# file (t_kernel_deleg.sh waits for the go-local marker). Its open is
+# held back by snfsd's lease until the delegation is recalled and back;
+# then the holder reads what it wrote.
+res local-read content /mnt4/f8 old8
+res local-go touch /mnt3/go-local
+seen=1
+for _ in $(seq 150); do
+	content /mnt4/f8 local8 && { seen=0; break; }
+	sleep 0.2
+done
+echo "R|local-holder-sees-it $seen"
+
 for m in /mnt3 /mnt4p /mnt4; do
 	step "umount-${m#/mnt}" umount "$m"
 done

@@ -19,12 +19,22 @@ PLAIN=$T_DIR/plain
 OUT=$T_DIR/guest.out
 mkdir -p "$EXP" "$PLAIN"
 echo one >"$EXP/f1"
-for i in 2 3 4 5 6 7; do echo "old$i" >"$EXP/f$i"; done
+for i in 2 3 4 5 6 7 8; do echo "old$i" >"$EXP/f$i"; done
 echo plain >"$PLAIN/p1"
 chmod -R a+rwX "$EXP" "$PLAIN"
 
 guest_server "kernel delegations" "$EXP" delegations \
 	-e "$PLAIN:rw,insecure,no_root_squash" || exit 1
+
+# The change beside snfsd (scenario 7): once the guest says so, write a
+# delegated file here, on the server; the open waits for the recall.
+(
+	for _ in $(seq 1200); do [ -e "$EXP/go-local" ] && break; sleep 0.1; done
+	a=$(date +%s.%N)
+	echo local8 >"$EXP/f8"
+	echo "$a $(date +%s.%N)" >"$T_DIR/local.time"
+) &
+LOCAL_PID=$!
 
 cd "$ROOT" || exit 1
 t0=$(date +%s)
@@ -35,6 +45,12 @@ echo "# guest ran $(($(date +%s) - t0))s, exit status $rc"
 check_eq "guest exit status" 0 "$rc"
 [ "$rc" = 0 ] || tail -30 "$T_DIR/guest.err" | sed 's/^/# guest: /'
 grep '^G|' "$OUT" | cut -c3- | sed 's/^/# /'
+kill "$LOCAL_PID" 2>/dev/null
+wait "$LOCAL_PID" 2>/dev/null
+if [ -s "$T_DIR/local.time" ]; then
+	echo "# the local write on the server waited $(awk '{ printf "%.2f", $2 - $1 }' "$T_DIR/local.time") s for the recall"
+fi
+check "the local write on the server went through" test -s "$T_DIR/local.time"
 
 EXPECTED='
 mount-v4|mount -t nfs -o vers=4.2 of the export with delegations
@@ -65,6 +81,9 @@ lk-held|lock: a process opens it and takes a read lock (cached under the delegat
 lk-v3-write|lock: an NFSv3 client writes the file (recall)
 lk-sent-at-recall|lock: the v4.2 client sent the cached lock to the server at the recall (LOCK)
 lk-holder-sees-write|lock: the v4.2 holder then reads the new data
+local-read|local change: the v4.2 client reads a delegated file
+local-go|local change: it asks the host to write the file on the server
+local-holder-sees-it|local change: the write on the server is held back until the recall, then the holder reads it
 umount-3|umount the v3 mount
 umount-4p|umount the plain v4.2 mount
 umount-4|umount the delegations v4.2 mount
@@ -76,7 +95,7 @@ grep -E '^NFSv4.1 (delegations|calls back)' "$T_DIR/stats" | sed 's/^/# stats: /
 d=$(sed -n 's/^NFSv4.1 delegations: \([0-9]*\) held, \([0-9]*\) granted, \([0-9]*\) recalled, \([0-9]*\) returned, \([0-9]*\) revoked$/\1 \2 \3 \4 \5/p' "$T_DIR/stats")
 read -r held granted recalled returned revoked <<<"${d:-0 0 0 0 0}"
 check "snfsd granted read delegations ($granted)" test "$granted" -ge 5
-check "snfsd recalled them ($recalled): v3 write, v4 write, rename, remove, lock" test "$recalled" -ge 5
+check "snfsd recalled them ($recalled): v3 write, v4 write, rename, remove, lock, local write" test "$recalled" -ge 6
 check "every recalled delegation was returned ($returned returned in all, at recalls and umounts)" test "$returned" -ge "$recalled"
 check_eq "all granted returned by the end, none held, none revoked" "$granted 0 0" "$returned $held $revoked"
 cb=$(sed -n 's/^NFSv4.1 calls back: \([0-9]*\) sent, \([0-9]*\) answered OK, \([0-9]*\) failed$/\1 \2 \3/p' "$T_DIR/stats")

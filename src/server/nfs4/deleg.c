@@ -70,6 +70,55 @@ static void count_held(struct nfs4_server *st, int by)
 	__atomic_add_fetch(&st->ndelegs, (uint32_t)by, __ATOMIC_RELEASE);
 }
 
+static void lease_drop(struct nfs4_stid *s)
+{
+	if (s->lease) {
+		s->lops->lease_end(s->lease);
+		s->lease = NULL;
+	}
+}
+
+/* The backend saw a change beside us start on the file of delegation id
+ * (a local open for writing): every delegation of the file is recalled;
+ * the change waits until they are back (or revoked). Runs on the
+ * backend's thread. */
+static void lease_broken(void *ctx, uint64_t id)
+{
+	struct nfs4_server *st = ctx;
+	struct nfs4_stid *s;
+
+	pthread_mutex_lock(&st->lock);
+	s = nfs4_stid_by_id(st, id);
+	if (s && s->deleg && !s->revoked) {
+		log_info("nfs4: a delegated file is being changed beside "
+		         "snfsd: recalling its delegations");
+		nfs4_deleg_recall_locked(st, s->file, 0);
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Watch the file for changes beside us: a delegation goes only with a
+ * watch (without one, a local write would leave the holder's cache
+ * stale). */
+static bool lease_take(struct nfs4_compound *c, struct nfs4_stid *d)
+{
+	static bool told;
+	const struct bk_ops *ops = c->cfh.ex->ops;
+	int rc = ops->lease(c->cfh.ex->bk, &c->cfh.bh, lease_broken, c->st,
+	                    d->id, &d->lease);
+
+	if (rc == -EACCES || rc == -EPERM || rc == -ENOSYS) {
+		if (!told)
+			log_warn("nfs4: cannot watch files for local changes "
+			         "(%s; snfsd needs CAP_LEASE): no delegations "
+			         "granted",
+			         strerror(-rc));
+		told = true;
+	}
+	d->lops = ops;
+	return rc == 0;
+}
+
 bool nfs4_deleg_grant(struct nfs4_compound *c, struct nfs4_file *f,
                       struct nfs4_client *cl, struct nfs4_stateid *sid)
 {
@@ -85,13 +134,16 @@ bool nfs4_deleg_grant(struct nfs4_compound *c, struct nfs4_file *f,
 		if (!s->lock && !s->deleg && (s->access & SHARE_WRITE))
 			return false; /* somebody writes it */
 	}
-	if (nfs4_fh_to_wire(c, &c->cfh, &wire) != NFS4_OK)
+	if (!c->cfh.ex->ops->lease ||
+	    nfs4_fh_to_wire(c, &c->cfh, &wire) != NFS4_OK)
 		return false;
 	d = nfs4_stid_new(st, cl, NULL, f, false);
 	if (!d)
 		return false;
 	d->fh = malloc(sizeof(*d->fh));
-	if (!d->fh) {
+	if (!d->fh || !lease_take(c, d)) {
+		free(d->fh);
+		d->fh = NULL;
 		nfs4_stid_free(st, d); /* not yet counted: forget skips it */
 		return false;
 	}
@@ -108,6 +160,7 @@ void nfs4_deleg_forget(struct nfs4_server *st, struct nfs4_stid *s)
 {
 	if (!s->fh)
 		return; /* never counted (grant failed half way) */
+	lease_drop(s);
 	if (s->revoked) {
 		s->cl->nrevoked--;
 	} else {
@@ -126,6 +179,7 @@ static void revoke(struct nfs4_server *st, struct nfs4_stid *s)
 	         "%u s of its recall; revoked",
 	         (unsigned long long)s->cl->clientid, st->lease);
 	s->revoked = true;
+	lease_drop(s); /* the change held back beside us goes on */
 	count_held(st, -1);
 	st->nrecalling--;
 	s->cl->nrevoked++;
@@ -165,8 +219,14 @@ bool nfs4_deleg_recall_locked(struct nfs4_server *st, struct nfs4_file *f,
 	bool stands = false;
 
 	for (struct nfs4_stid *s = f->stids; s; s = s->fnext) {
-		if (!s->deleg || s->revoked || s->cl->clientid == clientid)
+		if (!s->deleg || s->revoked)
 			continue;
+		if (s->cl->clientid == clientid) {
+			/* the holder changes the file itself, through us: the
+			 * lease would hold our own change back */
+			lease_drop(s);
+			continue;
+		}
 		if (!s->recalled) {
 			recall(st, s, now);
 		} else if (now - s->recalled > (time_t)st->lease) {

@@ -120,6 +120,10 @@ struct nfs4_stid {
 	bool revoked;      /* not returned in time: kept for FREE_STATEID */
 	time_t recalled;   /* CB_RECALL queued then; 0: not recalled */
 	struct nfs_fh *fh; /* its wire handle, for CB_RECALL */
+	/* the backend's watch for changes beside us (NULL: none, or let
+	 * go before the holder's own change) */
+	struct bk_lease *lease;
+	const struct bk_ops *lops;
 };
 
 /* An NFSv3 client's lock-owner on one file (NLM: caller_name, svid,
@@ -267,6 +271,8 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_server *st, struct nfs4_client *cl,
                                 struct nfs4_owner *o, struct nfs4_file *f,
                                 bool lock);
 void nfs4_stid_free(struct nfs4_server *st, struct nfs4_stid *s);
+/* The stateid of that id, in force or not; NULL when there is none. */
+struct nfs4_stid *nfs4_stid_by_id(struct nfs4_server *st, uint64_t id);
 void nfs4_stid_to_wire(const struct nfs4_server *st, const struct nfs4_stid *s,
                        struct nfs4_stateid *out);
 /* A stateid in force and of the COMPOUND's client, its seqid checked. */

@@ -385,6 +385,15 @@ static bool sid_anonymous(const struct nfs4_stateid *s)
 	return sid_is(s, 0, 0) || sid_is(s, UINT32_MAX, 0xff);
 }
 
+struct nfs4_stid *nfs4_stid_by_id(struct nfs4_server *st, uint64_t id)
+{
+	struct nfs4_stid *s = st->stid_hash[id & (NFS4_HASH - 1)];
+
+	while (s && s->id != id)
+		s = s->hnext;
+	return s;
+}
+
 /* Find a stateid by its "other", whatever its seqid: one of another
  * instance is stale (bad in 4.1), an unknown one bad, and in 4.1 one is
  * only good with its own client's session. A 4.0 open closed is found
@@ -409,9 +418,7 @@ static uint32_t stid_find_any(struct nfs4_compound *c,
 		return c->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	for (int i = 0; i < 8; i++)
 		id = id << 8 | sid->other[4 + i];
-	for (s = c->st->stid_hash[id & (NFS4_HASH - 1)]; s; s = s->hnext)
-		if (s->id == id)
-			break;
+	s = nfs4_stid_by_id(c->st, id);
 	if (!s || (c->minor > 0 && s->cl->clientid != c->clientid))
 		return NFS4ERR_BAD_STATEID;
 	*out = s;

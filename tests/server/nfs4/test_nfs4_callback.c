@@ -7,6 +7,7 @@
  * coming back as an RPC reply, BACKCHANNEL_CTL, and answers that are
  * truncated, forged or for no call. */
 #include <errno.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -917,6 +918,51 @@ static void test_deleg_v3(void)
 	      "... returned: the change may go on");
 }
 
+/* A change beside the server: the lease on a delegated file breaks. */
+static void test_deleg_local(void)
+{
+	struct open_res ra, rw;
+	struct cb_call k;
+	char path[160];
+	int before = conns[0].sent, fd = -1, err = 0;
+
+	snprintf(path, sizeof(path), "%s/dfile6", rwdir);
+	CHECK(cli_open_r(&A, "dA", "dfile6", 1, &ra) == NFS4_OK &&
+	          ra.deleg == OPEN_DELEGATE_READ,
+	      "local: A holds a delegation");
+	fd = open(path, O_WRONLY | O_NONBLOCK);
+	err = errno;
+	CHECK(fd < 0 && err == EWOULDBLOCK,
+	      "a local open for writing is held back (the lease)");
+	for (int i = 0; i < 200 && __atomic_load_n(&conns[0].sent,
+	                                           __ATOMIC_ACQUIRE) == before;
+	     i++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&conns[0].sent, __ATOMIC_ACQUIRE) == before + 1 &&
+	          recalled(0, &A, "dfile6", &ra.dsid, &k),
+	      "... and recalls the delegation (CB_RECALL)");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile6", &ra.dsid, NULL) ==
+	          NFS4_OK,
+	      "DELEGRETURN");
+	fd = open(path, O_WRONLY | O_NONBLOCK);
+	CHECK(fd >= 0, "the local open for writing goes through now");
+	if (fd >= 0)
+		close(fd);
+
+	before = conns[0].sent;
+	CHECK(cli_open_r(&A, "dA", "dfile7", 1, &ra) == NFS4_OK &&
+	          ra.deleg == OPEN_DELEGATE_READ &&
+	          cli_open_r(&A, "dA7", "dfile7", 3, &rw) == NFS4_OK &&
+	          cli_io(&A, "dfile7", true, &rw.sid) == NFS4_OK &&
+	          conns[0].sent == before,
+	      "the holder writes its own delegated file through snfsd: no "
+	      "recall, not held back by its lease");
+	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile7", &ra.dsid, NULL) ==
+	          NFS4_OK,
+	      "... DELEGRETURN");
+}
+
 static void test_delegations(void)
 {
 	struct open_res ra;
@@ -928,6 +974,7 @@ static void test_delegations(void)
 	test_deleg_recall(&ra);
 	test_deleg_revoke();
 	test_deleg_v3();
+	test_deleg_local();
 	use(&C);
 	CHECK(destroy_session() == NFS4_OK && conns[3].holds == 0,
 	      "delegations: the third client's session goes");
