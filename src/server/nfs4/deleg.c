@@ -3,9 +3,7 @@
  * Why: a client holding one opens, stats and reads the file from its own
  * cache with no OPEN, GETATTR or ACCESS on the wire, and its cached data
  * stays valid across closes. The export option `delegations` turns them
- * on; off by default, as in nfs-ganesha, because a change made beside
- * snfsd (a local write to the exported tree) recalls nothing: only
- * changes through snfsd do.
+ * on (off by default, as in nfs-ganesha: see the lease's limits below).
  *
  * Granted by OPEN for reading only, to a 4.1+ client whose session takes
  * calls back, when nobody has the file open for writing. Any change
@@ -17,7 +15,12 @@
  * after its recall is revoked: kept, answering DELEG_REVOKED, until the
  * client frees it (SEQUENCE says SEQ4_STATUS_RECALLABLE_STATE_REVOKED
  * meanwhile). A file just recalled gets no new delegation for a while,
- * or readers and a writer would trade recalls forever. */
+ * or readers and a writer would trade recalls forever.
+ *
+ * Changes beside snfsd: each delegation holds the backend's lease on the
+ * file (bk_ops.lease), broken by a local open for writing or truncation,
+ * which then waits while we recall. Not by a local rename, unlink or
+ * chmod: a holder may keep such attributes until it revalidates. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
