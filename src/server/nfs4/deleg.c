@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "server/nfs4/share.h"
 #include "server/nfs4/state_int.h"
@@ -66,6 +67,22 @@ static bool cooling(const struct nfs4_server *st, const struct nfs4_file *f,
 
 	return st->cool[k % NFS4_COOL_SLOTS].key == k &&
 	       now < st->cool[k % NFS4_COOL_SLOTS].until;
+}
+
+/* ... and at most a quarter of the descriptors we may open: each lease
+ * keeps one, and connections and the fd cache need theirs. */
+static uint32_t deleg_max(void)
+{
+	static uint32_t max;
+	struct rlimit r;
+
+	if (!max) {
+		max = DELEG_MAX;
+		if (getrlimit(RLIMIT_NOFILE, &r) == 0 &&
+		    r.rlim_cur != RLIM_INFINITY && r.rlim_cur / 4 < max)
+			max = (uint32_t)(r.rlim_cur / 4);
+	}
+	return max;
 }
 
 static void count_held(struct nfs4_server *st, int by)
@@ -129,7 +146,7 @@ bool nfs4_deleg_grant(struct nfs4_compound *c, struct nfs4_file *f,
 	struct nfs_fh wire;
 	struct nfs4_stid *d;
 
-	if (st->ndelegs >= DELEG_MAX || cooling(st, f, nfs4_now()))
+	if (st->ndelegs >= deleg_max() || cooling(st, f, nfs4_now()))
 		return false;
 	for (const struct nfs4_stid *s = f->stids; s; s = s->fnext) {
 		if (s->deleg && s->cl == cl)
