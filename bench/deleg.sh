@@ -25,13 +25,14 @@ PD=22349 PN=22350 # snfsd with and without delegations
 M=/run/dl
 
 # Counters of one mount: RPCs in all, then OPEN (with OPEN_NOATTR),
-# GETATTR, ACCESS, CLOSE, DELEGRETURN, READ.
+# GETATTR, ACCESS, CLOSE, DELEGRETURN, READ (with READ_PLUS).
 opstats() {
 	awk -v m="$1" '
 	$1 == "device" { on = ($5 == m) }
 	on && $1 ~ /^[A-Z_0-9]+:$/ && NF >= 9 {
 		all += $2; o = $1; sub(":", "", o)
 		if (o == "OPEN_NOATTR") o = "OPEN"
+		if (o == "READ_PLUS") o = "READ"
 		n[o] += $2
 	}
 	END { printf "%d %d %d %d %d %d %d\n", all, n["OPEN"], n["GETATTR"], n["ACCESS"], n["CLOSE"], n["DELEGRETURN"], n["READ"] }' /proc/self/mountstats
@@ -88,6 +89,7 @@ guest_main() {
 			done
 		done
 	done
+	echo "I|knfsd: delegations held now: $(cat /proc/fs/nfsd/clients/*/states 2>/dev/null | grep -c 'type: deleg')"
 	for p in $PD $PN; do
 		"$W/snfsd" --stats -s "/run/snfsd-$p" 2>&1 | grep -E '^NFSv4.1 delegations' | sed "s/^/I|snfsd port $p: /"
 	done
@@ -123,7 +125,7 @@ for s in ("snfsd-deleg", "snfsd", "knfsd"):
         cols = [med([r[i] for r in rs]) / nfiles for i in range(4, 11)]
         L.append("| %s | %s | %.3f | %s |" % (s, kind, med([r[3] for r in rs]),
                  " | ".join("%.2f" % x for x in cols)))
-L += ["", "first: each file's first open (pass 1); again: passes 2-%d. Counts are per file and pass, from the client's mountstats (OPEN includes OPEN_NOATTR)." % passes, ""]
+L += ["", "first: each file's first open (pass 1); again: passes 2-%d. Counts are per file and pass, from the client's mountstats (OPEN includes OPEN_NOATTR, READ READ_PLUS)." % passes, ""]
 L += ["- " + i for i in info]
 open(res + "/deleg.md", "w").write("\n".join(L) + "\n")
 print("\n".join(L))
