@@ -6,8 +6,9 @@
  * on (off by default, as in nfs-ganesha: see the lease's limits below).
  *
  * Granted by OPEN for reading only, to a 4.1+ client whose session takes
- * calls back, when nobody has the file open for writing. Any change
- * through snfsd by another client (an OPEN for writing or denying reads,
+ * calls back, when nobody has the file open for writing. The holder's
+ * own changes go on at once (and recall it: see recall_locked). Any
+ * change through snfsd by another client (an OPEN for writing or denying reads,
  * WRITE, SETATTR, REMOVE, RENAME, LINK, the 4.2 writes, and every NFSv3
  * change) recalls it with CB_RECALL; the changer waits a moment for the
  * DELEGRETURN and, if it has not come, hears NFS4ERR_DELAY (NFSv3:
@@ -242,9 +243,14 @@ bool nfs4_deleg_recall_locked(struct nfs4_server *st, struct nfs4_file *f,
 		if (!s->deleg || s->revoked)
 			continue;
 		if (s->cl->clientid == clientid) {
-			/* the holder changes the file itself, through us: the
-			 * lease would hold our own change back */
+			/* The holder changes the file itself, through us: its
+			 * cache stays right, so nothing waits; but the lease
+			 * would hold our own change back, and without it a
+			 * change beside us would go unseen: the delegation is
+			 * recalled all the same, the change going on now. */
 			lease_drop(s);
+			if (!s->recalled)
+				recall(st, s, now);
 			continue;
 		}
 		if (!s->recalled) {

@@ -950,14 +950,20 @@ static void test_deleg_local(void)
 	if (fd >= 0)
 		close(fd);
 
-	before = conns[0].sent;
 	CHECK(cli_open_r(&A, "dA", "dfile7", 1, &ra) == NFS4_OK &&
-	          ra.deleg == OPEN_DELEGATE_READ &&
-	          cli_open_r(&A, "dA7", "dfile7", 3, &rw) == NFS4_OK &&
-	          cli_io(&A, "dfile7", true, &rw.sid) == NFS4_OK &&
-	          conns[0].sent == before,
-	      "the holder writes its own delegated file through snfsd: no "
-	      "recall, not held back by its lease");
+	          ra.deleg == OPEN_DELEGATE_READ,
+	      "own: A holds a delegation");
+	before = conns[0].sent;
+	CHECK(cli_open_r(&A, "dA7", "dfile7", 3, &rw) == NFS4_OK &&
+	          cli_io(&A, "dfile7", true, &rw.sid) == NFS4_OK,
+	      "the holder opens its delegated file for writing and writes it "
+	      "through snfsd: not held back (neither DELAY nor its own "
+	      "lease)");
+	CHECK(conns[0].sent == before + 1 &&
+	          recalled(0, &A, "dfile7", &ra.dsid, &k),
+	      "... its delegation is recalled all the same (without the lease "
+	      "a change beside snfsd would go unseen)");
+	answer(0, &k, NFS4_OK, NFS4_OK, 0);
 	CHECK(cli_sid_op(&A, OP4_DELEGRETURN, "dfile7", &ra.dsid, NULL) ==
 	          NFS4_OK,
 	      "... DELEGRETURN");
