@@ -28,7 +28,7 @@ TEST_BINS := $(patsubst %.c,$(B)/%,$(TEST_SRCS))
 TEST_BINS_ASAN := $(patsubst %.c,$(A)/%,$(TEST_SRCS))
 
 .SECONDARY:
-.PHONY: all asan run check install clean format deps deps-test bench bench-sparse bench-client
+.PHONY: all asan run check install clean format deps deps-test bench bench-sparse bench-client bench-deleg
 all: $(B)/snfsd $(B)/libsnfs.a $(B)/snfs $(B)/snfs-mount $(TEST_BINS)
 asan: $(A)/snfsd $(A)/libsnfs.a $(A)/snfs $(A)/snfs-mount $(TEST_BINS_ASAN)
 
@@ -125,6 +125,7 @@ bench: deps $(B)/snfsd $(B)/snfs-mount
 	bench/sparse.sh
 	bench/mount.sh
 	bench/client.sh
+	bench/deleg.sh
 
 # The client benches alone (bench/client.sh: DIR_ENTRIES, SIZE_MIB,
 # BENCH_TIME, VERSIONS, ...; see the script).
@@ -134,6 +135,11 @@ bench-client: deps $(B)/snfsd $(B)/snfs
 # The READ_PLUS seed matrix alone (bench/sparse.sh: SIZE_MIB, FSES, RUNS...).
 bench-sparse: deps $(B)/snfsd $(B)/snfs
 	bench/sparse.sh
+
+# Read delegations with the kernel client, snfsd with and without, and
+# knfsd, in one guest (bench/deleg.sh: NFILES, PASSES, RUNS).
+bench-deleg: deps $(B)/snfsd
+	bench/deleg.sh
 
 # ---- fuzzing (tests/fuzz, issue 7): libFuzzer targets built with clang
 # from the library sources in LIB_SRCS (server targets) and CLIENT_SRCS
