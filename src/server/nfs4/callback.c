@@ -375,18 +375,6 @@ void nfs4_cb_on_reply(void *ctx, struct rpc_conn *conn, uint32_t xid,
 
 /* ---- CB_NOTIFY_LOCK ---- */
 
-bool nfs4_cb_may_notify_lock(struct nfs4_compound *c)
-{
-	bool up;
-
-	if (!c->session)
-		return false;
-	pthread_mutex_lock(&c->st->lock);
-	up = nfs4_cb_up(c->session);
-	pthread_mutex_unlock(&c->st->lock);
-	return up;
-}
-
 void nfs4_cb_lock_wait(struct nfs4_server *st, struct nfs4_file *f,
                        uint64_t clientid, const struct nfs_fh *fh,
                        const uint8_t *owner, uint32_t ownerlen)

@@ -256,14 +256,15 @@ static uint32_t open_apply_attrs(struct nfs4_compound *c, struct open_req *o)
 }
 
 /* A read delegation may go with this OPEN (deleg.c decides on the
- * file's state): reading only, denying nothing, not declined, on an
- * export that grants them, to a 4.1 session that takes calls back. */
+ * file's state, nfs4_open_finish on the back channel): reading only,
+ * denying nothing, not declined, on an export that grants them, in 4.1
+ * or later. */
 static bool deleg_wanted(const struct nfs4_compound *c,
-                         const struct open_req *o, bool cb_up)
+                         const struct open_req *o)
 {
 	uint32_t want = o->want & WANT_DELEG_MASK;
 
-	return cb_up && c->minor >= 1 && c->cfh.rule &&
+	return c->minor >= 1 && c->cfh.rule &&
 	       (c->cfh.rule->flags & EXP_DELEGATIONS) && o->a.access == 1 &&
 	       !o->a.deny && !o->a.trunc && want != WANT_NO_DELEG &&
 	       want != WANT_CANCEL &&
@@ -302,7 +303,6 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 	struct open_req o;
 	struct nfs4_open_res r;
 	uint64_t before = 0, after = 0;
-	bool cb_up;
 	uint32_t st;
 
 	memset(&o, 0, sizeof(o));
@@ -334,8 +334,7 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 		st = open_file(c, &o, &before, &after);
 	if (st)
 		return st;
-	cb_up = nfs4_cb_may_notify_lock(c);
-	o.a.want_deleg = deleg_wanted(c, &o, cb_up);
+	o.a.want_deleg = deleg_wanted(c, &o);
 	st = nfs4_open_finish(c, &o.a, &r);
 	if (st)
 		return st;
@@ -344,7 +343,7 @@ uint32_t nfs4_op_open(struct nfs4_compound *c)
 	nfs4_put_cinfo(c->res, false, before, after);
 	xdr_put_u32(c->res, OPEN4_RESULT_LOCKTYPE_POSIX |
 	                        (r.confirm ? OPEN4_RESULT_CONFIRM : 0) |
-	                        (cb_up ? OPEN4_RESULT_MAY_NOTIFY_LOCK : 0));
+	                        (r.cb_up ? OPEN4_RESULT_MAY_NOTIFY_LOCK : 0));
 	nfs4_put_bitmap(c->res, o.set);
 	nfs4_deleg_put(c->res, &r);
 	return NFS4_OK;

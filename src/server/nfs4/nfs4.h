@@ -248,9 +248,6 @@ void nfs4_cb_reply(struct nfs4_server *st, struct rpc_conn *conn, uint32_t xid,
  * context the struct snfsd. */
 void nfs4_cb_on_reply(void *ctx, struct rpc_conn *conn, uint32_t xid,
                       const uint8_t *rec, size_t len);
-/* OPEN4_RESULT_MAY_NOTIFY_LOCK: the COMPOUND's session can be called
- * back, so a refused blocking LOCK hears when to try again. */
-bool nfs4_cb_may_notify_lock(struct nfs4_compound *c);
 /* Calls back sent, answered NFS4_OK, and failed (error, no answer). */
 void nfs4_cb_stats(struct nfs4_server *st, uint64_t *sent, uint64_t *ok,
                    uint64_t *failed);
@@ -331,7 +328,10 @@ struct nfs4_open_args {
 struct nfs4_open_res {
 	struct nfs4_stateid sid;
 	bool confirm; /* 4.0: OPEN_CONFIRM needed */
-	bool deleg;   /* a read delegation, dsid, was granted */
+	/* the session takes calls back: a refused blocking LOCK will hear
+	 * when to try again (OPEN4_RESULT_MAY_NOTIFY_LOCK) */
+	bool cb_up;
+	bool deleg; /* a read delegation, dsid, was granted */
 	struct nfs4_stateid dsid;
 };
 /* Check owner/seqid before the file system is touched. Returns NFS4_OK,

@@ -737,7 +737,9 @@ uint32_t nfs4_open_finish(struct nfs4_compound *c,
 	}
 	nfs4_stid_to_wire(c->st, s, &r->sid);
 	r->confirm = c->minor == 0 && !o->confirmed;
-	r->deleg = a->want_deleg && nfs4_deleg_grant(c, f, o->cl, &r->dsid);
+	r->cb_up = c->session && nfs4_cb_up(c->session);
+	r->deleg = a->want_deleg && r->cb_up &&
+	           nfs4_deleg_grant(c, f, o->cl, &r->dsid);
 out:
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
