@@ -35,7 +35,7 @@
 #define FUZZ_OUTSIDE FUZZ_BASE "/outside"
 
 static const char *const specs[] = {
-    FUZZ_EXPORT ":rw,insecure,no_root_squash",
+    FUZZ_EXPORT ":rw,insecure,no_root_squash,delegations",
     FUZZ_RO_EXPORT ":ro,insecure,root_squash",
 };
 static const char *const export_dirs[] = {FUZZ_EXPORT, FUZZ_RO_EXPORT};
