@@ -85,6 +85,13 @@ scratch() {
 	trap 'snfsd_stop; rm -rf "$T_DIR"' EXIT
 }
 
+# scratch, but a failed run keeps the directory (the server's log, a
+# guest's output) for a look.
+scratch_keep() {
+	scratch
+	trap 'snfsd_stop; if [ "$T_FAILS" = 0 ]; then rm -rf "$T_DIR"; else echo "# kept $T_DIR (snfsd.log, guest.out, guest.err)"; fi' EXIT
+}
+
 # A free TCP port on 127.0.0.1.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

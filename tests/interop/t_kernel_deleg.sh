@@ -12,8 +12,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 HERE=$ROOT/tests/interop
-scratch
-trap 'snfsd_stop; if [ "$T_FAILS" = 0 ]; then rm -rf "$T_DIR"; else echo "# kept $T_DIR (snfsd.log, guest.out, guest.err)"; fi' EXIT
+scratch_keep
 EXP=$T_DIR/deleg
 PLAIN=$T_DIR/plain
 OUT=$T_DIR/guest.out

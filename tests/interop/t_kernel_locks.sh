@@ -16,10 +16,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 HERE=$ROOT/tests/interop
-scratch
-# As scratch's trap, but a failed run keeps the scratch directory (the
-# server's log, the guest's output) for a look.
-trap 'snfsd_stop; if [ "$T_FAILS" = 0 ]; then rm -rf "$T_DIR"; else echo "# kept $T_DIR (snfsd.log, guest.out, guest.err)"; fi' EXIT
+scratch_keep
 EXP=$T_DIR/export
 mkdir -p "$EXP"
 OUT=$T_DIR/guest.out

@@ -28,9 +28,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 HERE=$ROOT/tests/interop
-scratch
-# As scratch's trap, but a failed run keeps the scratch directory.
-trap 'if [ "$T_FAILS" = 0 ]; then rm -rf "$T_DIR"; else echo "# kept $T_DIR (snfsd.log, guest.out, guest.err)"; fi' EXIT
+scratch_keep
 OUT=$T_DIR/guest.out
 if [ ! -x "$KVM" ]; then
 	notok "kernel nlm ns: $KVM not found, skipping"

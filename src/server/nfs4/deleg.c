@@ -70,8 +70,8 @@ static bool cooling(const struct nfs4_server *st, const struct nfs4_file *f,
 	       now < st->cool[k % NFS4_COOL_SLOTS].until;
 }
 
-/* ... and at most a quarter of the descriptors we may open: each lease
- * keeps one, and connections and the fd cache need theirs. */
+/* DELEG_MAX, or a quarter of the descriptors we may open if fewer: each
+ * lease keeps one, and connections and the fd cache need theirs. */
 static uint32_t deleg_max(void)
 {
 	static uint32_t max;
@@ -136,8 +136,10 @@ static bool lease_take(struct nfs4_compound *c, struct nfs4_stid *d)
 			         strerror(-rc));
 		told = true;
 	}
+	if (rc)
+		return false;
 	d->lops = ops;
-	return rc == 0;
+	return true;
 }
 
 bool nfs4_deleg_grant(struct nfs4_compound *c, struct nfs4_file *f,
@@ -278,6 +280,11 @@ void nfs4_deleg_sweep(struct nfs4_server *st)
 			revoke(st, s);
 }
 
+static bool none_held(struct nfs4_server *st)
+{
+	return !st || !__atomic_load_n(&st->ndelegs, __ATOMIC_ACQUIRE);
+}
+
 /* Recall the other clients' delegations of (fsid, bh) and wait up to
  * DELEG_WAIT_MS for them to come back: 0 once none stands in the way,
  * -EAGAIN otherwise. The wait spares the changer a retry (Linux's NFSv3
@@ -291,7 +298,7 @@ static int deleg_break(struct nfs4_server *st, uint32_t fsid,
 	bool last = false;
 	int rc = 0;
 
-	if (!st || !__atomic_load_n(&st->ndelegs, __ATOMIC_ACQUIRE))
+	if (none_held(st))
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_nsec += DELEG_WAIT_MS * 1000000L;
@@ -322,28 +329,31 @@ static struct nfs4_server *nfs4_of(struct snfsd *s)
 	return __atomic_load_n(&s->nfs4, __ATOMIC_ACQUIRE);
 }
 
-static bool none_held(struct nfs4_server *st)
-{
-	return !st || !__atomic_load_n(&st->ndelegs, __ATOMIC_ACQUIRE);
-}
-
 int nfs4_deleg_break(struct snfsd *s, const struct export *ex,
                      const struct bk_handle *bh)
 {
 	return deleg_break(nfs4_of(s), ex->fsid, bh, 0);
 }
 
+/* deleg_break for the object name in dir, when it is a regular file. */
+static int break_name(struct nfs4_server *st, const struct export *ex,
+                      const struct bk_cred *cred, const struct bk_handle *dir,
+                      const char *name, uint64_t clientid)
+{
+	struct bk_handle h;
+	struct bk_attr a;
+
+	if (none_held(st) || ex->ops->lookup(ex->bk, cred, dir, name, &h, &a) ||
+	    a.type != BK_REG)
+		return 0;
+	return deleg_break(st, ex->fsid, &h, clientid);
+}
+
 int nfs4_deleg_break_name(struct snfsd *s, const struct export *ex,
                           const struct bk_cred *cred,
                           const struct bk_handle *dir, const char *name)
 {
-	struct nfs4_server *st = nfs4_of(s);
-	struct bk_handle h;
-	struct bk_attr a;
-
-	if (none_held(st) || ex->ops->lookup(ex->bk, cred, dir, name, &h, &a))
-		return 0;
-	return a.type == BK_REG ? deleg_break(st, ex->fsid, &h, 0) : 0;
+	return break_name(nfs4_of(s), ex, cred, dir, name, 0);
 }
 
 uint32_t nfs4_deleg_conflict(struct nfs4_compound *c,
@@ -359,15 +369,10 @@ uint32_t nfs4_deleg_conflict(struct nfs4_compound *c,
 uint32_t nfs4_deleg_conflict_name(struct nfs4_compound *c,
                                   const struct nfs4_fh *dir, const char *name)
 {
-	struct bk_handle h;
-	struct bk_attr a;
-
-	if (dir->kind != FH4_EXPORT || none_held(c->st) ||
-	    dir->ex->ops->lookup(dir->ex->bk, &dir->cred, &dir->bh, name, &h,
-	                         &a) ||
-	    a.type != BK_REG)
+	if (dir->kind != FH4_EXPORT)
 		return NFS4_OK;
-	return deleg_break(c->st, dir->ex->fsid, &h, c->clientid)
+	return break_name(c->st, dir->ex, &dir->cred, &dir->bh, name,
+	                  c->clientid)
 	           ? NFS4ERR_DELAY
 	           : NFS4_OK;
 }
@@ -393,7 +398,7 @@ void nfs4_deleg_put(struct xdr_out *x, const struct nfs4_open_res *r)
 /* CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH: the client opens, on the
  * server, a file it opened locally under its delegation sid (a recall
  * makes it do so before DELEGRETURN). The delegation must be its own and
- * of the current file. */
+ * of the current file (nfs4_stid_lookup refuses another client's). */
 uint32_t nfs4_deleg_claim_check(struct nfs4_compound *c,
                                 const struct nfs4_stateid *sid)
 {
@@ -402,8 +407,7 @@ uint32_t nfs4_deleg_claim_check(struct nfs4_compound *c,
 
 	pthread_mutex_lock(&c->st->lock);
 	st = nfs4_stid_lookup(c, sid, &s);
-	if (!st && (!s->deleg || !nfs4_stid_on_cfh(c, s) ||
-	            (c->clientid && s->cl->clientid != c->clientid)))
+	if (!st && (!s->deleg || !nfs4_stid_on_cfh(c, s)))
 		st = NFS4ERR_BAD_STATEID;
 	pthread_mutex_unlock(&c->st->lock);
 	return st;

@@ -105,6 +105,26 @@ static void keep(struct cli *c)
 	c->seq = slot_seq;
 }
 
+/* A COMPOUND of c's on rwdir, then rwdir/name when name is given. */
+static void cli_begin(struct cli *c, struct cbuf *b, const char *name)
+{
+	use(c);
+	c41(b, rwdir);
+	if (name)
+		op_name(b, OP4_LOOKUP, name);
+}
+
+/* Send it: the COMPOUND's status, the reply dropped. */
+static uint32_t cli_end(struct cli *c, struct cbuf *b)
+{
+	struct reply rep = {0};
+	uint32_t st = c_send(b, &rep);
+
+	rep_free(&rep);
+	keep(c);
+	return st;
+}
+
 static uint32_t cli_new(struct cli *c, const char *owner, int conn,
                         uint32_t flags, uint32_t *rflags)
 {
@@ -154,9 +174,7 @@ static uint32_t cli_lock(struct cli *c, const char *owner, const char *name,
 	uint32_t st;
 
 	snprintf(lo, sizeof(lo), "lo-%s", owner);
-	use(c);
-	c41(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
+	cli_begin(c, &b, name);
 	op(&b, OP4_LOCK);
 	xdr_put_u32(&b.x, type);
 	xdr_put_bool(&b.x, false);
@@ -193,9 +211,7 @@ static uint32_t cli_unlock(struct cli *c, const char *name, uint64_t off,
 	struct cbuf b;
 	uint32_t st;
 
-	use(c);
-	c41(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
+	cli_begin(c, &b, name);
 	op_locku(&b, 0, &c->lock_sid, off, len);
 	st = c_send(&b, &rep);
 	if (st == NFS4_OK) {
@@ -258,9 +274,7 @@ static uint32_t cli_getfh(struct cli *c, const char *name, uint8_t *fh)
 	struct cbuf b;
 	uint32_t len = 0;
 
-	use(c);
-	c41(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
+	cli_begin(c, &b, name);
 	op(&b, OP4_GETFH);
 	if (c_send(&b, &rep) == NFS4_OK) {
 		skip_to_last(&rep, true);
@@ -648,13 +662,9 @@ static uint32_t cli_sid_op(struct cli *c, uint32_t opnum, const char *name,
 static uint32_t cli_io(struct cli *c, const char *name, bool write,
                        const struct nfs4_stateid *sid)
 {
-	struct reply rep = {0};
 	struct cbuf b;
-	uint32_t st;
 
-	use(c);
-	c41(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
+	cli_begin(c, &b, name);
 	op(&b, write ? OP4_WRITE : OP4_READ);
 	nfs4_put_stateid(&b.x, sid);
 	xdr_put_u64(&b.x, 0);
@@ -664,10 +674,7 @@ static uint32_t cli_io(struct cli *c, const char *name, bool write,
 	} else {
 		xdr_put_u32(&b.x, 16);
 	}
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	keep(c);
-	return st;
+	return cli_end(c, &b);
 }
 
 /* OPEN CLAIM_DELEG_CUR_FH of name under delegation dsid (read access). */
@@ -675,13 +682,9 @@ static uint32_t cli_claim_deleg(struct cli *c, const char *owner,
                                 const char *name,
                                 const struct nfs4_stateid *dsid)
 {
-	struct reply rep = {0};
 	struct cbuf b;
-	uint32_t st;
 
-	use(c);
-	c41(&b, rwdir);
-	op_name(&b, OP4_LOOKUP, name);
+	cli_begin(c, &b, name);
 	op(&b, OP4_OPEN);
 	xdr_put_u32(&b.x, 0);
 	xdr_put_u32(&b.x, 1); /* READ */
@@ -691,25 +694,16 @@ static uint32_t cli_claim_deleg(struct cli *c, const char *owner,
 	xdr_put_u32(&b.x, 0); /* NOCREATE */
 	xdr_put_u32(&b.x, CLAIM_DELEG_CUR_FH);
 	nfs4_put_stateid(&b.x, dsid);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	keep(c);
-	return st;
+	return cli_end(c, &b);
 }
 
 static uint32_t cli_remove(struct cli *c, const char *name)
 {
-	struct reply rep = {0};
 	struct cbuf b;
-	uint32_t st;
 
-	use(c);
-	c41(&b, rwdir);
+	cli_begin(c, &b, NULL);
 	op_name(&b, OP4_REMOVE, name);
-	st = c_send(&b, &rep);
-	rep_free(&rep);
-	keep(c);
-	return st;
+	return cli_end(c, &b);
 }
 
 static struct nfs4_deleg_stats dstats(void)
